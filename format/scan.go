@@ -1,0 +1,232 @@
+package format
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// DefaultMaxBatchBytes bounds the buffer a Scanner grows to hold one entry.
+// Kafka's own limit for a batch is message.max.bytes (1 MiB by default,
+// at most 2 GiB); 256 MiB is far above anything a broker accepts by default
+// while keeping memory bounded on hostile input.
+const DefaultMaxBatchBytes = 256 << 20
+
+// ScanOptions configures a Scanner.
+type ScanOptions struct {
+	// MaxBatchBytes caps the size of one entry; a larger one is reported as
+	// ErrTooLarge instead of being read. 0 means DefaultMaxBatchBytes.
+	MaxBatchBytes int
+}
+
+// TailKind classifies the bytes after the last complete entry.
+type TailKind int
+
+// Kinds of tail, in the order Kafka's reader (FileLogInputStream.nextBatch)
+// decides them.
+const (
+	// TailNone: the data ends exactly at an entry boundary.
+	TailNone TailKind = iota
+	// TailShort: 17 bytes or fewer remain, too few for Kafka to read an
+	// entry header; iteration stops quietly.
+	TailShort
+	// TailPartial: an entry header promises more bytes than remain (a
+	// partial write, or a fetch response cut at max bytes).
+	TailPartial
+	// TailZeros: the rest of the data is zero bytes (a preallocated
+	// segment, log.preallocate=true, or an unclean shutdown).
+	TailZeros
+	// TailCorrupt: an entry header is impossible (size smaller than the
+	// minimum, or over MaxBatchBytes); Kafka throws CorruptRecordException.
+	TailCorrupt
+)
+
+func (k TailKind) String() string {
+	switch k {
+	case TailNone:
+		return "none"
+	case TailShort:
+		return "short"
+	case TailPartial:
+		return "partial"
+	case TailZeros:
+		return "zeros"
+	}
+	return "corrupt"
+}
+
+// Tail describes where the valid data ends.
+type Tail struct {
+	Kind TailKind
+	// Pos is where the valid entries end (the position of the first byte
+	// that is not part of a complete entry).
+	Pos int64
+	// Bytes is how many bytes follow Pos.
+	Bytes int64
+	// Offset is the offset field of the incomplete or corrupt entry, or -1.
+	Offset int64
+	// Want is, for TailPartial, the full size the cut entry declares.
+	Want int64
+}
+
+// Scanner streams the entries of a segment from an io.ReaderAt, in bounded
+// memory: it reads each entry into one buffer that it reuses and grows only
+// up to MaxBatchBytes. It is not safe for concurrent use; scan one ReaderAt
+// from several goroutines with one Scanner each.
+type Scanner struct {
+	r     io.ReaderAt
+	size  int64
+	pos   int64
+	max   int
+	buf   []byte
+	hdr   [HeaderSizeUpToMagic]byte
+	batch Batch
+	tail  Tail
+	err   error
+	done  bool
+}
+
+// NewScanner returns a Scanner over the first size bytes of r.
+func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
+	s := &Scanner{r: r, size: size, max: opts.MaxBatchBytes}
+	if s.max <= 0 {
+		s.max = DefaultMaxBatchBytes
+	}
+	return s
+}
+
+// Reset starts the scanner again over another input, keeping its buffer.
+func (s *Scanner) Reset(r io.ReaderAt, size int64) {
+	s.r, s.size, s.pos, s.err, s.done = r, size, 0, nil, false
+	s.tail = Tail{}
+}
+
+// SetPos moves the scanner to byte position pos, which must be an entry
+// boundary (an index entry's position, say).
+func (s *Scanner) SetPos(pos int64) {
+	s.pos, s.err, s.done = pos, nil, false
+	s.tail = Tail{}
+}
+
+// Pos is the position of the next entry: after the scan ended, where the
+// valid data ends.
+func (s *Scanner) Pos() int64 { return s.pos }
+
+// Next returns the next entry. At the end of the valid data it returns
+// io.EOF; Tail then describes what follows. An impossible entry header
+// returns a *PosError (ErrCorrupt or ErrTooLarge) and ends the scan, as it
+// ends Kafka's iteration. A read error from r is returned as is.
+func (s *Scanner) Next() (*Batch, error) {
+	if s.done {
+		if s.err != nil {
+			return nil, s.err
+		}
+		return nil, io.EOF
+	}
+	remain := s.size - s.pos
+	// Kafka stops quietly when 17 bytes or fewer remain.
+	if remain <= HeaderSizeUpToMagic {
+		kind := TailShort
+		if remain == 0 {
+			kind = TailNone
+		}
+		return s.finish(Tail{Kind: kind, Pos: s.pos, Bytes: remain, Offset: -1}, nil)
+	}
+	if _, err := s.r.ReadAt(s.hdr[:], s.pos); err != nil && !errors.Is(err, io.EOF) {
+		return s.finish(Tail{}, err)
+	}
+	offset := int64(binary.BigEndian.Uint64(s.hdr[posOffset:]))
+	size := int32(binary.BigEndian.Uint32(s.hdr[posSize:]))
+	if size < RecordOverheadV0 {
+		kind := TailCorrupt
+		if offset == 0 && size == 0 && s.zerosFrom(s.pos) {
+			kind = TailZeros
+		}
+		pe := &PosError{Kind: ErrCorrupt, Pos: s.pos, Offset: offset, Field: "size", Actual: size,
+			Msg: "Found record size " + itoa(int64(size)) + " smaller than minimum record overhead (14)"}
+		return s.finish(Tail{Kind: kind, Pos: s.pos, Bytes: remain, Offset: offset}, pe)
+	}
+	total := LogOverhead + int64(size)
+	if total > remain {
+		return s.finish(Tail{Kind: TailPartial, Pos: s.pos, Bytes: remain, Offset: offset, Want: total}, nil)
+	}
+	if total > int64(s.max) {
+		pe := &PosError{Kind: ErrTooLarge, Pos: s.pos, Offset: offset, Field: "size",
+			Expected: s.max, Actual: total, Msg: "entry larger than the batch size limit"}
+		return s.finish(Tail{Kind: TailCorrupt, Pos: s.pos, Bytes: remain, Offset: offset}, pe)
+	}
+	if int64(cap(s.buf)) < total {
+		s.buf = make([]byte, total, growCap(cap(s.buf), int(total), s.max))
+	}
+	buf := s.buf[:total]
+	if n, err := s.r.ReadAt(buf, s.pos); int64(n) < total {
+		if err == nil || errors.Is(err, io.EOF) {
+			// The input shrank under us (a truncated file being read).
+			return s.finish(Tail{Kind: TailPartial, Pos: s.pos, Bytes: int64(n), Offset: offset, Want: total}, nil)
+		}
+		return s.finish(Tail{}, err)
+	}
+	if err := s.batch.parse(buf, s.pos); err != nil {
+		// Header fields the format rejects: report, then resynchronise on
+		// the length field, which is intact.
+		s.pos += total
+		return nil, err
+	}
+	s.pos += total
+	return &s.batch, nil
+}
+
+func (s *Scanner) finish(t Tail, err error) (*Batch, error) {
+	s.done, s.tail, s.err = true, t, err
+	if err != nil {
+		return nil, err
+	}
+	return nil, io.EOF
+}
+
+// Tail describes the bytes after the last complete entry once Next has
+// returned io.EOF or an error.
+func (s *Scanner) Tail() Tail { return s.tail }
+
+// zerosFrom reports whether every byte from pos to the end is zero, reading
+// in bounded chunks.
+func (s *Scanner) zerosFrom(pos int64) bool {
+	var chunk [4096]byte
+	for pos < s.size {
+		n := int64(len(chunk))
+		if s.size-pos < n {
+			n = s.size - pos
+		}
+		m, err := s.r.ReadAt(chunk[:n], pos)
+		if m == 0 && err != nil {
+			return false
+		}
+		for _, c := range chunk[:m] {
+			if c != 0 {
+				return false
+			}
+		}
+		pos += int64(m)
+	}
+	return true
+}
+
+func growCap(have, need, max int) int {
+	c := have * 2
+	if c < need {
+		c = need
+	}
+	if c < 64<<10 {
+		c = 64 << 10
+	}
+	if c > max {
+		c = max
+	}
+	if c < need {
+		c = need
+	}
+	return c
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
