@@ -2,8 +2,8 @@ package dump
 
 import "unicode/utf8"
 
-// replacement is the UTF-8 encoding of U+FFFD.
-const replacement = "\uFFFD"
+// javaUTF8Replacement is the UTF-8 encoding of U+FFFD.
+const javaUTF8Replacement = "\uFFFD"
 
 // AppendJavaUTF8 appends to dst the UTF-8 encoding of the string Java 17's
 // new String(b, StandardCharsets.UTF_8) produces for b: valid UTF-8 is copied
@@ -95,7 +95,7 @@ func appendJavaUTF8Slow(dst, b []byte) []byte {
 			bad = 1
 		}
 		dst = append(dst, b[start:i]...)
-		dst = append(dst, replacement...)
+		dst = append(dst, javaUTF8Replacement...)
 		i += bad
 		start = i
 	}

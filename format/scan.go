@@ -185,6 +185,10 @@ func (s *Scanner) finish(t Tail, err error) (*Batch, error) {
 	return nil, io.EOF
 }
 
+// Done reports whether the scan has ended (Next will return io.EOF or the
+// error that ended it again).
+func (s *Scanner) Done() bool { return s.done }
+
 // Tail describes the bytes after the last complete entry once Next has
 // returned io.EOF or an error.
 func (s *Scanner) Tail() Tail { return s.tail }

@@ -1,0 +1,437 @@
+// Package dump prints Kafka partition files. Its text output reproduces
+// kafka-dump-log.sh of Kafka 4.3.1 (tools/.../DumpLogSegments.java) byte for
+// byte; its JSON output is NDJSON, one object per line, for scripts.
+//
+// dump is the only presentation package: it turns what format decodes into
+// lines. It never reads flags or the environment and writes only to the
+// writers it is given.
+package dump
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// Options selects what a dump prints; the fields mirror kafka-dump-log's
+// options.
+type Options struct {
+	// Deep iterates the records of each batch (--deep-iteration).
+	Deep bool
+	// PrintData prints keys and values (--print-data-log); implies Deep.
+	PrintData bool
+	// SkipRecordMetadata omits the per-record metadata (--skip-record-metadata).
+	SkipRecordMetadata bool
+	// MaxBytes reads only the first MaxBytes bytes of each .log/.checkpoint
+	// (--max-bytes); negative means not given. When given, Kafka does not
+	// report trailing bytes.
+	MaxBytes int64
+	// JSON selects NDJSON output instead of kafka-dump-log's text.
+	JSON bool
+	// MaxBatchBytes caps one entry (format.ScanOptions); 0 = default.
+	MaxBatchBytes int
+	// MaxDecompressedBytes caps one batch's decompressed records; 0 = default.
+	MaxDecompressedBytes int
+	// Cwd is the directory relative paths are made absolute against in the
+	// end-of-run summaries (Java's File.getAbsolutePath); "" = os.Getwd.
+	Cwd string
+}
+
+// Result summarises a run.
+type Result struct {
+	// Files is how many files were dumped.
+	Files int
+	// Findings counts invalid batches, invalid trailing bytes and decode
+	// problems: anything that makes the exit code 1.
+	Findings int
+}
+
+// IOError is an error reading or opening a file: exit code 2, not a finding.
+type IOError struct {
+	Path string
+	Err  error
+}
+
+func (e *IOError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *IOError) Unwrap() error { return e.Err }
+
+// FatalError is a problem Kafka's tool dies on (it throws): the dump stops
+// there, after the same output Kafka printed before the exception.
+type FatalError struct {
+	Path string
+	Err  error
+}
+
+func (e *FatalError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FatalError) Unwrap() error { return e.Err }
+
+// Run dumps paths in order, writing data to stdout and Kafka's diagnostics to
+// stderr. The error is nil, an *IOError, or a *FatalError; findings are
+// counted in Result.
+func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
+	if opts.PrintData {
+		opts.Deep = true
+	}
+	if opts.Cwd == "" {
+		opts.Cwd, _ = os.Getwd()
+	}
+	d := &dumper{opts: opts, errw: stderr}
+	if opts.JSON {
+		d.r = newJSONRenderer(stdout, opts)
+	} else {
+		d.r = newTextRenderer(stdout, opts)
+	}
+	var res Result
+	var err error
+	for _, p := range paths {
+		if err = d.dumpFile(p); err != nil {
+			if opts.JSON && !isIOError(err) {
+				// JSON reports the problem and goes on with the next file.
+				d.findings++
+				err = nil
+				continue
+			}
+			break
+		}
+		res.Files++
+	}
+	if err == nil && !opts.JSON {
+		d.printSummaries()
+	}
+	if ferr := d.r.flush(); ferr != nil && err == nil {
+		err = &IOError{Path: "stdout", Err: ferr}
+	}
+	res.Findings = d.findings
+	return res, err
+}
+
+func isIOError(err error) bool {
+	var ioe *IOError
+	return errors.As(err, &ioe)
+}
+
+type dumper struct {
+	opts     Options
+	r        renderer
+	errw     io.Writer
+	findings int
+	// nonConsecutive holds, per absolute path in discovery order, the
+	// (previous, offset) pairs of the deep iteration.
+	ncPaths []string
+	nc      map[string][][2]int64
+	rr      format.RecordReader
+	rec     format.Record
+}
+
+// javaPath normalises a path as java.io.File does on Unix: repeated slashes
+// collapse and a trailing slash is dropped; "." and ".." stay.
+func javaPath(p string) string {
+	if p == "" {
+		return p
+	}
+	var b strings.Builder
+	prevSlash := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '/' {
+			if prevSlash {
+				continue
+			}
+			prevSlash = true
+		} else {
+			prevSlash = false
+		}
+		b.WriteByte(c)
+	}
+	s := b.String()
+	if len(s) > 1 && strings.HasSuffix(s, "/") {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func (d *dumper) absPath(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	if p == "" {
+		return d.opts.Cwd
+	}
+	return strings.TrimSuffix(d.opts.Cwd, "/") + "/" + p
+}
+
+func (d *dumper) dumpFile(arg string) error {
+	p := javaPath(arg)
+	name := filepath.Base(p)
+	if p == "" || p == "/" {
+		name = p
+	}
+	d.r.dumping(p)
+	dot := strings.LastIndexByte(name, '.')
+	if dot >= 0 {
+		switch name[dot:] {
+		case ".log", ".checkpoint":
+			return d.dumpLog(p, name)
+		}
+	}
+	// Kafka writes this to stderr while stdout is still buffered in the
+	// same process; flush first so a terminal shows them in order.
+	d.r.ignored(p)
+	d.r.flush()
+	io.WriteString(d.errw, "Ignoring unknown file "+p+"\n")
+	return nil
+}
+
+// dumpLog prints a .log or KRaft .checkpoint file (DumpLogSegments.dumpLog).
+func (d *dumper) dumpLog(p, name string) error {
+	var header string
+	if strings.HasSuffix(name, ".log") {
+		start, err := strconv.ParseInt(strings.SplitN(name, ".", 2)[0], 10, 64)
+		if err != nil {
+			return &FatalError{Path: p, Err: errors.New("cannot parse the base offset from the file name: " + strconv.Quote(name))}
+		}
+		header = "Log starting offset: " + strconv.FormatInt(start, 10)
+	} else if name == "bootstrap.checkpoint" {
+		header = "KRaft bootstrap snapshot"
+	} else {
+		end, epoch, ok := parseSnapshotName(name)
+		if !ok {
+			return &FatalError{Path: p, Err: errors.New("not a KRaft snapshot name (<20-digit end offset>-<10-digit epoch>.checkpoint): " + strconv.Quote(name))}
+		}
+		header = "Snapshot end offset: " + strconv.FormatInt(end, 10) + ", epoch: " + strconv.FormatInt(int64(epoch), 10)
+	}
+	d.r.logHeader(p, header)
+
+	f, err := os.Open(p)
+	if err != nil {
+		return &IOError{Path: p, Err: err}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return &IOError{Path: p, Err: err}
+	}
+	if st.IsDir() {
+		return &IOError{Path: p, Err: errors.New("is a directory")}
+	}
+	fileSize := st.Size()
+	size := fileSize
+	if d.opts.MaxBytes >= 0 && d.opts.MaxBytes < size {
+		size = d.opts.MaxBytes
+	}
+	d.r.fileStart(p, fileSize)
+	d.rr.Decompressor.MaxBytes = d.opts.MaxDecompressedBytes
+	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: d.opts.MaxBatchBytes})
+	abs := d.absPath(p)
+	prev := int64(-1)
+	var batches, records int64
+	for {
+		b, err := sc.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *format.PosError
+			if !errors.As(err, &pe) {
+				return &IOError{Path: p, Err: err}
+			}
+			d.findings++
+			prob := problemFromError(pe, kindForScanError(pe))
+			if t := sc.Tail(); t.Kind == format.TailZeros {
+				prob.Kind, prob.Bytes, prob.HasBytes = "trailing-bytes", t.Bytes, true
+				prob.Message = strconv.FormatInt(t.Bytes, 10) + " zero bytes after the last batch (a preallocated or unclean segment): " + pe.Error()
+			}
+			d.r.problem(prob)
+			if !d.opts.JSON {
+				return &FatalError{Path: p, Err: err}
+			}
+			if sc.Done() {
+				d.r.fileEnd(p, batches, records, sc.Tail())
+				return nil
+			}
+			continue
+		}
+		batches++
+		if !b.Compression().Known() {
+			// CompressionType.forId throws while the batch line is being
+			// built: Kafka has printed the part before "position:".
+			d.findings++
+			pe := &format.PosError{Kind: format.ErrUnsupported, Pos: b.Pos, Offset: b.BaseOffset, Field: "attributes",
+				Msg: "Unknown compression type id: " + strconv.Itoa(int(b.Compression()))}
+			d.r.batchPrefixOnly(b)
+			d.r.problem(problemFromError(pe, "unsupported-codec"))
+			if !d.opts.JSON {
+				return &FatalError{Path: p, Err: pe}
+			}
+			continue
+		}
+		valid := b.Valid()
+		d.r.batch(b)
+		if !valid {
+			d.findings++
+			d.r.problem(Problem{Kind: "crc-mismatch", Position: b.Pos, Offset: b.BaseOffset,
+				Stored: int64(b.CRC), Computed: int64(b.ComputedCRC()), HasCRC: true,
+				Message: "stored crc " + format.CRC(b.CRC).String() + " != computed " + format.CRC(b.ComputedCRC()).String()})
+		}
+		if b.Magic > format.MagicV2 || b.Magic < 0 {
+			d.findings++
+			d.r.problem(Problem{Kind: "bad-magic", Position: b.Pos, Offset: b.BaseOffset,
+				Message: "unknown magic " + strconv.Itoa(int(b.Magic)) + " read as v2, as Kafka does"})
+		}
+		if !d.opts.Deep {
+			continue
+		}
+		if err := d.rr.Reset(b); err != nil {
+			return d.recordProblem(p, err)
+		}
+		for {
+			err := d.rr.Next(&d.rec)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				if ferr := d.recordProblem(p, err); ferr != nil {
+					return ferr
+				}
+				break
+			}
+			records++
+			r := &d.rec
+			if r.Offset != prev+1 {
+				d.noteGap(abs, prev, r.Offset)
+			}
+			prev = r.Offset
+			if ferr := d.r.record(b, r); ferr != nil {
+				d.findings++
+				pe := &format.PosError{Kind: format.ErrCorrupt, Pos: b.Pos, Offset: r.Offset, Field: "control", Msg: ferr.Error()}
+				d.r.problem(problemFromError(pe, "control-decode"))
+				if !d.opts.JSON {
+					return &FatalError{Path: p, Err: pe}
+				}
+			}
+		}
+	}
+	t := sc.Tail()
+	if t.Bytes > 0 && d.opts.MaxBytes < 0 {
+		d.findings++
+		d.r.trailing(name, t)
+	}
+	d.r.fileEnd(p, batches, records, t)
+	return nil
+}
+
+// recordProblem reports a record decoding error: fatal in text mode (Kafka
+// throws), a problem object in JSON mode.
+func (d *dumper) recordProblem(p string, err error) error {
+	d.findings++
+	var pe *format.PosError
+	if !errors.As(err, &pe) {
+		pe = &format.PosError{Kind: format.ErrCorrupt, Offset: -1, Msg: err.Error()}
+	}
+	kind := "record-decode"
+	switch {
+	case pe.Field == "recordCount":
+		kind = "record-count"
+	case pe.Field == "batchLength":
+		kind = "record-count"
+	case errors.Is(pe, format.ErrUnsupported):
+		kind = "unsupported-codec"
+	case pe.Field == "records" || pe.Field == "value":
+		kind = "decompress"
+	}
+	d.r.problem(problemFromError(pe, kind))
+	if !d.opts.JSON {
+		return &FatalError{Path: p, Err: err}
+	}
+	return nil
+}
+
+func (d *dumper) noteGap(abs string, prev, off int64) {
+	if d.nc == nil {
+		d.nc = make(map[string][][2]int64)
+	}
+	if _, ok := d.nc[abs]; !ok {
+		d.ncPaths = append(d.ncPaths, abs)
+	}
+	d.nc[abs] = append(d.nc[abs], [2]int64{prev, off})
+}
+
+// printSummaries writes Kafka's end-of-run stderr reports.
+func (d *dumper) printSummaries() {
+	if len(d.ncPaths) == 0 {
+		return
+	}
+	var b []byte
+	for _, abs := range javaHashMapOrder(d.ncPaths) {
+		pairs := d.nc[abs]
+		// A TreeMap keyed by the previous offset: ascending, later pairs
+		// with the same key replace earlier ones.
+		sort.SliceStable(pairs, func(i, j int) bool { return pairs[i][0] < pairs[j][0] })
+		b = append(b, "Non-consecutive offsets in "...)
+		b = append(b, abs...)
+		b = append(b, '\n')
+		for i, pr := range pairs {
+			if i+1 < len(pairs) && pairs[i+1][0] == pr[0] {
+				continue
+			}
+			b = append(b, "  "...)
+			b = strconv.AppendInt(b, pr[0], 10)
+			b = append(b, " is followed by "...)
+			b = strconv.AppendInt(b, pr[1], 10)
+			b = append(b, '\n')
+		}
+	}
+	d.r.flush()
+	d.errw.Write(b)
+}
+
+// parseSnapshotName reads <20-digit end offset>-<10-digit epoch>.checkpoint
+// (Snapshots.parse: fixed-width fields).
+func parseSnapshotName(name string) (int64, int32, bool) {
+	base := strings.TrimSuffix(name, ".checkpoint")
+	if len(base) != 31 || base[20] != '-' {
+		return 0, 0, false
+	}
+	end, err1 := strconv.ParseInt(base[:20], 10, 64)
+	epoch, err2 := strconv.ParseInt(base[21:], 10, 32)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return end, int32(epoch), true
+}
+
+func kindForScanError(pe *format.PosError) string {
+	switch {
+	case errors.Is(pe, format.ErrUnsupported) && pe.Field == "magic":
+		return "bad-magic"
+	case errors.Is(pe, format.ErrTooLarge):
+		return "too-large"
+	case pe.Field == "size" || pe.Field == "batchLength":
+		return "bad-length"
+	}
+	return "corrupt"
+}
+
+// Problem is one finding, as rendered in JSON ("type":"problem") and by
+// klog verify. Kind names are a public interface.
+type Problem struct {
+	Kind     string
+	Position int64
+	Offset   int64
+	Message  string
+	Stored   int64
+	Computed int64
+	HasCRC   bool
+	Bytes    int64
+	HasBytes bool
+}
+
+func problemFromError(pe *format.PosError, kind string) Problem {
+	return Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()}
+}

@@ -1,0 +1,19 @@
+package dump
+
+import "github.com/klog-dev/klog/format"
+
+// renderer is one output form of a dump: kafka-dump-log text or NDJSON.
+type renderer interface {
+	dumping(path string)
+	ignored(path string)
+	logHeader(path, header string)
+	fileStart(path string, size int64)
+	batch(b *format.Batch)
+	batchPrefixOnly(b *format.Batch)
+	// record returns the error of a control record Kafka cannot decode.
+	record(b *format.Batch, r *format.Record) error
+	problem(p Problem)
+	trailing(name string, t format.Tail)
+	fileEnd(path string, batches, records int64, t format.Tail)
+	flush() error
+}

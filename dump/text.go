@@ -1,0 +1,352 @@
+package dump
+
+import (
+	"bufio"
+	"encoding/base64"
+	"io"
+	"strconv"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// textRenderer writes kafka-dump-log 4.3.1's exact lines. Every literal
+// string below is Kafka's; the comments name the DumpLogSegments.java method
+// each line-writer mirrors.
+type textRenderer struct {
+	w    *bufio.Writer
+	opts Options
+	line []byte
+}
+
+func newTextRenderer(w io.Writer, opts Options) *textRenderer {
+	return &textRenderer{w: bufio.NewWriterSize(w, 256<<10), opts: opts, line: make([]byte, 0, 1024)}
+}
+
+func (t *textRenderer) flush() error { return t.w.Flush() }
+
+// dumping: main loop, "Dumping " + file.
+func (t *textRenderer) dumping(p string) {
+	t.w.WriteString("Dumping ")
+	t.w.WriteString(p)
+	t.w.WriteByte('\n')
+}
+
+// ignored: main loop default case; Kafka writes it to stderr, which is
+// unbuffered there, so flush stdout first to keep the interleaving.
+func (t *textRenderer) ignored(p string) {}
+
+// logHeader: dumpLog's first line.
+func (t *textRenderer) logHeader(p, header string) {
+	t.w.WriteString(header)
+	t.w.WriteByte('\n')
+}
+
+func (t *textRenderer) fileStart(p string, size int64) {}
+
+// batchPrefix writes the part of printBatchLevel before " position:".
+func batchPrefix(l []byte, b *format.Batch) []byte {
+	if !b.IsV2() {
+		l = append(l, "offset: "...)
+		return strconv.AppendInt(l, b.LastOffset(), 10)
+	}
+	l = append(l, "baseOffset: "...)
+	l = strconv.AppendInt(l, b.BaseOffset, 10)
+	l = append(l, " lastOffset: "...)
+	l = strconv.AppendInt(l, b.LastOffset(), 10)
+	l = append(l, " count: "...)
+	l = strconv.AppendInt(l, int64(b.RecordCount), 10)
+	l = append(l, " baseSequence: "...)
+	l = strconv.AppendInt(l, int64(b.BaseSequence), 10)
+	l = append(l, " lastSequence: "...)
+	l = strconv.AppendInt(l, int64(b.LastSequence()), 10)
+	l = append(l, " producerId: "...)
+	l = strconv.AppendInt(l, b.ProducerID, 10)
+	l = append(l, " producerEpoch: "...)
+	l = strconv.AppendInt(l, int64(b.ProducerEpoch), 10)
+	l = append(l, " partitionLeaderEpoch: "...)
+	l = strconv.AppendInt(l, int64(b.PartitionLeaderEpoch), 10)
+	l = append(l, " isTransactional: "...)
+	l = strconv.AppendBool(l, b.IsTransactional())
+	l = append(l, " isControl: "...)
+	l = strconv.AppendBool(l, b.IsControl())
+	l = append(l, " deleteHorizonMs: "...)
+	if h, ok := b.DeleteHorizonMs(); ok {
+		l = append(l, "OptionalLong["...)
+		l = strconv.AppendInt(l, h, 10)
+		l = append(l, ']')
+	} else {
+		l = append(l, "OptionalLong.empty"...)
+	}
+	return l
+}
+
+// batch: printBatchLevel.
+func (t *textRenderer) batch(b *format.Batch) {
+	l := batchPrefix(t.line[:0], b)
+	l = append(l, " position: "...)
+	l = strconv.AppendInt(l, b.Pos, 10)
+	l = append(l, ' ')
+	l = append(l, b.TimestampType().String()...)
+	l = append(l, ": "...)
+	l = strconv.AppendInt(l, b.MaxTimestamp, 10)
+	l = append(l, " size: "...)
+	l = strconv.AppendInt(l, b.Size(), 10)
+	l = append(l, " magic: "...)
+	l = strconv.AppendInt(l, int64(b.Magic), 10)
+	l = append(l, " compresscodec: "...)
+	l = append(l, b.Compression().String()...)
+	l = append(l, " crc: "...)
+	l = strconv.AppendUint(l, uint64(b.CRC), 10)
+	l = append(l, " isvalid: "...)
+	l = strconv.AppendBool(l, b.Valid())
+	l = append(l, '\n')
+	t.w.Write(l)
+	t.line = l
+}
+
+// batchPrefixOnly: printBatchLevel when CompressionType.forId throws.
+func (t *textRenderer) batchPrefixOnly(b *format.Batch) {
+	l := batchPrefix(t.line[:0], b)
+	t.w.Write(l)
+	t.line = l
+}
+
+// record: dumpBatchRecords + printRecordMetadata + printControlRecord +
+// printRecordContents, one line per record. A control record Kafka cannot
+// decode ends the dump after the part of the line already printed.
+func (t *textRenderer) record(b *format.Batch, r *format.Record) error {
+	l := t.line[:0]
+	var ctlErr error
+	if !t.opts.SkipRecordMetadata {
+		l = append(l, "| offset: "...)
+		l = strconv.AppendInt(l, r.Offset, 10)
+		l = append(l, ' ')
+		l = append(l, b.TimestampType().String()...)
+		l = append(l, ": "...)
+		l = strconv.AppendInt(l, r.Timestamp, 10)
+		l = append(l, " keySize: "...)
+		l = strconv.AppendInt(l, int64(r.KeySize), 10)
+		l = append(l, " valueSize: "...)
+		l = strconv.AppendInt(l, int64(r.ValueSize), 10)
+		if b.IsV2() {
+			l = append(l, " sequence: "...)
+			l = strconv.AppendInt(l, int64(r.Sequence), 10)
+			l = append(l, " headerKeys: ["...)
+			for i, h := range r.Headers {
+				if i > 0 {
+					l = append(l, ',')
+				}
+				l = AppendJavaUTF8(l, h.Key)
+			}
+			l = append(l, ']')
+		}
+		if r.Legacy {
+			l = append(l, " isValid: "...)
+			l = strconv.AppendBool(l, r.Valid)
+			l = append(l, " crc: "...)
+			l = strconv.AppendUint(l, uint64(r.CRC), 10)
+		}
+		if b.IsControl() {
+			l, ctlErr = appendControl(l, r)
+		}
+	}
+	if ctlErr == nil && t.opts.PrintData && !b.IsControl() {
+		prefix := " "
+		if t.opts.SkipRecordMetadata {
+			prefix = "| "
+		}
+		if r.Key != nil {
+			l = append(l, prefix...)
+			l = append(l, "key: "...)
+			l = AppendJavaUTF8(l, r.Key)
+			prefix = " "
+		}
+		if r.Value != nil {
+			l = append(l, prefix...)
+			l = append(l, "payload: "...)
+			l = AppendJavaUTF8(l, r.Value)
+		}
+	}
+	if ctlErr == nil {
+		l = append(l, '\n')
+	}
+	t.w.Write(l)
+	t.line = l
+	return ctlErr
+}
+
+// appendControl: printControlRecord.
+func appendControl(l []byte, r *format.Record) ([]byte, error) {
+	k, err := format.ParseControlKey(r.Key)
+	if err != nil {
+		return l, err
+	}
+	switch k.Type {
+	case format.ControlAbort, format.ControlCommit:
+		m, err := format.ParseEndTxnMarker(r.Value)
+		if err != nil {
+			return l, err
+		}
+		l = append(l, " endTxnMarker: "...)
+		l = append(l, k.Type.String()...)
+		l = append(l, " coordinatorEpoch: "...)
+		return strconv.AppendInt(l, int64(m.CoordinatorEpoch), 10), nil
+	case format.ControlLeaderChange:
+		m, err := format.ParseLeaderChange(r.Value)
+		if err != nil {
+			return l, err
+		}
+		l = append(l, " LeaderChange: "...)
+		return appendLeaderChangeJSON(l, &m), nil
+	case format.ControlSnapshotHeader:
+		m, err := format.ParseSnapshotHeader(r.Value)
+		if err != nil {
+			return l, err
+		}
+		l = append(l, " SnapshotHeader "...)
+		l = append(l, `{"version":`...)
+		l = strconv.AppendInt(l, int64(m.Version), 10)
+		l = append(l, `,"lastContainedLogTimestamp":`...)
+		l = strconv.AppendInt(l, m.LastContainedLogTimestamp, 10)
+		return append(l, '}'), nil
+	case format.ControlSnapshotFooter:
+		m, err := format.ParseSnapshotFooter(r.Value)
+		if err != nil {
+			return l, err
+		}
+		l = append(l, " SnapshotFooter "...)
+		l = append(l, `{"version":`...)
+		l = strconv.AppendInt(l, int64(m.Version), 10)
+		return append(l, '}'), nil
+	case format.ControlKRaftVersion:
+		m, err := format.ParseKRaftVersion(r.Value)
+		if err != nil {
+			return l, err
+		}
+		l = append(l, " KRaftVersion "...)
+		l = append(l, `{"version":`...)
+		l = strconv.AppendInt(l, int64(m.Version), 10)
+		l = append(l, `,"kRaftVersion":`...)
+		l = strconv.AppendInt(l, int64(m.KRaftVersion), 10)
+		return append(l, '}'), nil
+	case format.ControlKRaftVoters:
+		m, err := format.ParseVoters(r.Value)
+		if err != nil {
+			return l, err
+		}
+		l = append(l, " KRaftVoters "...)
+		return appendVotersJSON(l, &m), nil
+	}
+	l = append(l, " controlType: "...)
+	l = append(l, k.Type.String()...)
+	l = append(l, '(')
+	l = strconv.AppendInt(l, int64(k.Type), 10)
+	return append(l, ')'), nil
+}
+
+// LeaderChangeMessageJsonConverter.write: fields in schema order.
+func appendLeaderChangeJSON(l []byte, m *format.LeaderChange) []byte {
+	l = append(l, `{"version":`...)
+	l = strconv.AppendInt(l, int64(m.Version), 10)
+	l = append(l, `,"leaderId":`...)
+	l = strconv.AppendInt(l, int64(m.LeaderID), 10)
+	l = append(l, `,"voters":`...)
+	l = appendVoterIDs(l, m.Voters)
+	l = append(l, `,"grantingVoters":`...)
+	l = appendVoterIDs(l, m.GrantingVoters)
+	return append(l, '}')
+}
+
+func appendVoterIDs(l []byte, ids []int32) []byte {
+	l = append(l, '[')
+	for i, id := range ids {
+		if i > 0 {
+			l = append(l, ',')
+		}
+		l = append(l, `{"voterId":`...)
+		l = strconv.AppendInt(l, int64(id), 10)
+		l = append(l, '}')
+	}
+	return append(l, ']')
+}
+
+// VotersRecordJsonConverter.write.
+func appendVotersJSON(l []byte, m *format.Voters) []byte {
+	l = append(l, `{"version":`...)
+	l = strconv.AppendInt(l, int64(m.Version), 10)
+	l = append(l, `,"voters":[`...)
+	for i := range m.Voters {
+		v := &m.Voters[i]
+		if i > 0 {
+			l = append(l, ',')
+		}
+		l = append(l, `{"voterId":`...)
+		l = strconv.AppendInt(l, int64(v.VoterID), 10)
+		l = append(l, `,"voterDirectoryId":"`...)
+		l = base64.RawURLEncoding.AppendEncode(l, v.VoterDirectoryID[:])
+		l = append(l, `","endpoints":[`...)
+		for j, e := range v.Endpoints {
+			if j > 0 {
+				l = append(l, ',')
+			}
+			l = append(l, `{"name":`...)
+			l = appendJacksonString(l, e.Name)
+			l = append(l, `,"host":`...)
+			l = appendJacksonString(l, e.Host)
+			l = append(l, `,"port":`...)
+			l = strconv.AppendUint(l, uint64(e.Port), 10)
+			l = append(l, '}')
+		}
+		l = append(l, `],"kRaftVersionFeature":{"minSupportedVersion":`...)
+		l = strconv.AppendInt(l, int64(v.MinSupportedVersion), 10)
+		l = append(l, `,"maxSupportedVersion":`...)
+		l = strconv.AppendInt(l, int64(v.MaxSupportedVersion), 10)
+		l = append(l, "}}"...)
+	}
+	return append(l, "]}"...)
+}
+
+// appendJacksonString quotes s as Jackson's TextNode does: '"' and '\\'
+// escaped, control characters as \n \t \r \b \f or \u00XX, everything else
+// (including non-ASCII) written raw.
+func appendJacksonString(l []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	l = append(l, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			l = append(l, '\\', c)
+		case c == '\n':
+			l = append(l, '\\', 'n')
+		case c == '\t':
+			l = append(l, '\\', 't')
+		case c == '\r':
+			l = append(l, '\\', 'r')
+		case c == '\b':
+			l = append(l, '\\', 'b')
+		case c == '\f':
+			l = append(l, '\\', 'f')
+		case c < 0x20:
+			l = append(l, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			l = append(l, c)
+		}
+	}
+	return append(l, '"')
+}
+
+func (t *textRenderer) problem(p Problem) {}
+
+// trailing: printTrailingBytes.
+func (t *textRenderer) trailing(name string, tail format.Tail) {
+	l := append(t.line[:0], "Found "...)
+	l = strconv.AppendInt(l, tail.Bytes, 10)
+	l = append(l, " invalid bytes at the end of "...)
+	l = append(l, name...)
+	l = append(l, '\n')
+	t.w.Write(l)
+	t.line = l
+}
+
+func (t *textRenderer) fileEnd(p string, batches, records int64, tail format.Tail) {}
