@@ -38,8 +38,9 @@ type Options struct {
 	MaxBatchBytes int
 	// MaxDecompressedBytes caps one batch's decompressed records; 0 = default.
 	MaxDecompressedBytes int
-	// Cwd is the directory relative paths are made absolute against in the
-	// end-of-run summaries (Java's File.getAbsolutePath); "" = os.Getwd.
+	// Cwd is the working directory relative paths are opened from and made
+	// absolute against in the end-of-run summaries (Java's
+	// File.getAbsolutePath); "" means the process's working directory.
 	Cwd string
 }
 
@@ -156,6 +157,14 @@ func javaPath(p string) string {
 	return s
 }
 
+// openPath is p resolved against Options.Cwd.
+func (d *dumper) openPath(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return p
+	}
+	return filepath.Join(d.opts.Cwd, p)
+}
+
 func (d *dumper) absPath(p string) string {
 	if strings.HasPrefix(p, "/") {
 		return p
@@ -208,7 +217,7 @@ func (d *dumper) dumpLog(p, name string) error {
 	}
 	d.r.logHeader(p, header)
 
-	f, err := os.Open(p)
+	f, err := os.Open(d.openPath(p))
 	if err != nil {
 		return &IOError{Path: p, Err: err}
 	}
@@ -249,7 +258,7 @@ func (d *dumper) dumpLog(p, name string) error {
 			}
 			d.r.problem(prob)
 			if !d.opts.JSON {
-				return &FatalError{Path: p, Err: err}
+				return &FatalError{Path: p, Err: errors.New(prob.Message)}
 			}
 			if sc.Done() {
 				d.r.fileEnd(p, batches, records, sc.Tail())

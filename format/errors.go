@@ -45,17 +45,21 @@ func (e *PosError) Error() string {
 		b = append(b, e.Msg...)
 	} else {
 		b = append(b, e.Kind.Error()...)
+		if e.Field != "" {
+			b = append(b, ": "...)
+			b = append(b, e.Field...)
+			if e.Actual != nil {
+				b = append(b, ' ')
+				b = appendAny(b, e.Actual)
+			}
+		}
 	}
-	if e.Field != "" && (e.Expected != nil || e.Actual != nil) {
+	if e.Expected != nil {
 		b = append(b, ": "...)
 		b = append(b, e.Field...)
-		if e.Expected != nil {
-			b = append(b, ": expected "...)
-			b = appendAny(b, e.Expected)
-			b = append(b, ", actual "...)
-		} else {
-			b = append(b, ": "...)
-		}
+		b = append(b, " expected "...)
+		b = appendAny(b, e.Expected)
+		b = append(b, ", actual "...)
 		b = appendAny(b, e.Actual)
 	}
 	b = append(b, " (at position "...)

