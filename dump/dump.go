@@ -38,6 +38,15 @@ type Options struct {
 	MaxBatchBytes int
 	// MaxDecompressedBytes caps one batch's decompressed records; 0 = default.
 	MaxDecompressedBytes int
+	// VerifyIndexOnly checks index entries without printing them
+	// (--verify-index-only).
+	VerifyIndexOnly bool
+	// IndexSanityOnly runs only the broker's index sanity check
+	// (--index-sanity-check); it wins over VerifyIndexOnly.
+	IndexSanityOnly bool
+	// MaxMessageSize is how many bytes to read at an indexed position
+	// (--max-message-size); 0 means DefaultMaxMessageSize.
+	MaxMessageSize int
 	// Cwd is the working directory relative paths are opened from and made
 	// absolute against in the end-of-run summaries (Java's
 	// File.getAbsolutePath); "" means the process's working directory.
@@ -128,6 +137,10 @@ type dumper struct {
 	nc      map[string][][2]int64
 	rr      format.RecordReader
 	rec     format.Record
+	// Index mismatches and time index errors, per absolute path.
+	idxMisPaths []string
+	idxMis      map[string][][2]int64
+	tix         timeIndexErrors
 }
 
 // javaPath normalises a path as java.io.File does on Unix: repeated slashes
@@ -187,6 +200,14 @@ func (d *dumper) dumpFile(arg string) error {
 		switch name[dot:] {
 		case ".log", ".checkpoint":
 			return d.dumpLog(p, name)
+		case ".index":
+			return d.dumpIndex(p, name)
+		case ".timeindex":
+			return d.dumpTimeIndex(p, name)
+		case ".snapshot":
+			return d.dumpSnapshot(p)
+		case ".txnindex":
+			return d.dumpTxnIndex(p)
 		}
 	}
 	// Kafka writes this to stderr while stdout is still buffered in the
@@ -371,12 +392,32 @@ func (d *dumper) noteGap(abs string, prev, off int64) {
 	d.nc[abs] = append(d.nc[abs], [2]int64{prev, off})
 }
 
-// printSummaries writes Kafka's end-of-run stderr reports.
+// printSummaries writes Kafka's end-of-run stderr reports, in its order:
+// index mismatches, time index errors, non-consecutive offsets.
 func (d *dumper) printSummaries() {
-	if len(d.ncPaths) == 0 {
-		return
-	}
 	var b []byte
+	for _, abs := range javaHashMapOrder(d.idxMisPaths) {
+		pairs := d.idxMis[abs]
+		// A TreeMap in reverse key order: descending index offset, a later
+		// pair with the same key replacing an earlier one.
+		sort.SliceStable(pairs, func(i, j int) bool { return pairs[i][0] > pairs[j][0] })
+		b = append(b, "Mismatches in :"...)
+		b = append(b, abs...)
+		b = append(b, '\n')
+		for i, pr := range pairs {
+			if i+1 < len(pairs) && pairs[i+1][0] == pr[0] {
+				continue
+			}
+			b = append(b, "  Index offset: "...)
+			b = strconv.AppendInt(b, pr[0], 10)
+			b = append(b, ", log offset: "...)
+			b = strconv.AppendInt(b, pr[1], 10)
+			b = append(b, '\n')
+		}
+	}
+	b = appendGroups(b, d.tix.mismatchKeys, d.tix.mismatch, "Found timestamp mismatch in :", "  Index timestamp: ", ", log timestamp: ")
+	b = appendGroups(b, d.tix.outOfOrderKeys, d.tix.outOfOrder, "Found out of order timestamp in :", "  Index timestamp: ", ", Previously indexed timestamp: ")
+	b = appendGroups(b, d.tix.notFoundKeys, d.tix.notFound, "The following indexed offsets are not found in :", "Indexed offset: ", ", found log offset: ")
 	for _, abs := range javaHashMapOrder(d.ncPaths) {
 		pairs := d.nc[abs]
 		// A TreeMap keyed by the previous offset: ascending, later pairs
@@ -396,8 +437,29 @@ func (d *dumper) printSummaries() {
 			b = append(b, '\n')
 		}
 	}
+	if len(b) == 0 {
+		return
+	}
 	d.r.flush()
 	d.errw.Write(b)
+}
+
+// appendGroups writes one TimeIndexDumpErrors report: per file (HashMap
+// order) a header and its pairs in discovery order.
+func appendGroups(b []byte, keys []string, m map[string][][2]int64, header, first, second string) []byte {
+	for _, abs := range javaHashMapOrder(keys) {
+		b = append(b, header...)
+		b = append(b, abs...)
+		b = append(b, '\n')
+		for _, pr := range m[abs] {
+			b = append(b, first...)
+			b = strconv.AppendInt(b, pr[0], 10)
+			b = append(b, second...)
+			b = strconv.AppendInt(b, pr[1], 10)
+			b = append(b, '\n')
+		}
+	}
+	return b
 }
 
 // parseSnapshotName reads <20-digit end offset>-<10-digit epoch>.checkpoint

@@ -276,3 +276,67 @@ func appendJSONString(l []byte, s string) []byte {
 	}
 	return append(l, '"')
 }
+
+func (j *jsonRenderer) indexStart(path, kind string, size int64, entries int) {
+	l := append(j.line[:0], `{"type":"file","path":`...)
+	l = appendJSONString(l, path)
+	l = append(l, `,"kind":"`...)
+	l = append(l, kind...)
+	l = append(l, '"')
+	l = appendIntField(l, "size", size)
+	l = appendIntField(l, "entries", int64(entries))
+	j.emit(l)
+}
+
+func (j *jsonRenderer) indexEmpty(path string) {}
+
+func (j *jsonRenderer) sanityPassed(path string) {
+	l := append(j.line[:0], `{"type":"sanity","path":`...)
+	l = appendJSONString(l, path)
+	l = append(l, `,"passed":true`...)
+	j.emit(l)
+}
+
+func (j *jsonRenderer) indexEntry(e format.IndexEntry) {
+	l := append(j.line[:0], `{"type":"indexEntry"`...)
+	l = appendIntField(l, "offset", e.Offset)
+	l = appendIntField(l, "position", e.Pos)
+	j.emit(l)
+}
+
+func (j *jsonRenderer) timeEntry(e format.TimeEntry) {
+	l := append(j.line[:0], `{"type":"timeIndexEntry"`...)
+	l = appendIntField(l, "timestamp", e.Timestamp)
+	l = appendIntField(l, "offset", e.Offset)
+	j.emit(l)
+}
+
+func (j *jsonRenderer) producerEntry(e *format.ProducerEntry) {
+	l := append(j.line[:0], `{"type":"producer"`...)
+	l = appendIntField(l, "producerId", e.ProducerID)
+	l = appendIntField(l, "producerEpoch", int64(e.Epoch))
+	l = appendIntField(l, "coordinatorEpoch", int64(e.CoordinatorEpoch))
+	if e.CurrentTxnFirstOffset >= 0 {
+		l = appendIntField(l, "currentTxnFirstOffset", e.CurrentTxnFirstOffset)
+	} else {
+		l = append(appendField(l, "currentTxnFirstOffset"), "null"...)
+	}
+	l = appendIntField(l, "lastTimestamp", e.Timestamp)
+	if e.LastOffset >= 0 {
+		l = appendIntField(l, "firstSequence", int64(e.FirstSequence()))
+		l = appendIntField(l, "lastSequence", int64(e.LastSequence))
+		l = appendIntField(l, "lastOffset", e.LastOffset)
+		l = appendIntField(l, "offsetDelta", int64(e.OffsetDelta))
+	}
+	j.emit(l)
+}
+
+func (j *jsonRenderer) abortedTxn(a *format.AbortedTxn) {
+	l := append(j.line[:0], `{"type":"abortedTxn"`...)
+	l = appendIntField(l, "version", int64(a.Version))
+	l = appendIntField(l, "producerId", a.ProducerID)
+	l = appendIntField(l, "firstOffset", a.FirstOffset)
+	l = appendIntField(l, "lastOffset", a.LastOffset)
+	l = appendIntField(l, "lastStableOffset", a.LastStableOffset)
+	j.emit(l)
+}

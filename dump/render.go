@@ -16,4 +16,13 @@ type renderer interface {
 	trailing(name string, t format.Tail)
 	fileEnd(path string, batches, records int64, t format.Tail)
 	flush() error
+
+	// Index, snapshot and transaction index files.
+	indexStart(path, kind string, size int64, entries int)
+	indexEmpty(path string)
+	sanityPassed(path string)
+	indexEntry(e format.IndexEntry)
+	timeEntry(e format.TimeEntry)
+	producerEntry(e *format.ProducerEntry)
+	abortedTxn(t *format.AbortedTxn)
 }

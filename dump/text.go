@@ -350,3 +350,87 @@ func (t *textRenderer) trailing(name string, tail format.Tail) {
 }
 
 func (t *textRenderer) fileEnd(p string, batches, records int64, tail format.Tail) {}
+
+func (t *textRenderer) indexStart(path, kind string, size int64, entries int) {}
+
+// indexEmpty: dumpIndex, "<file> is empty.".
+func (t *textRenderer) indexEmpty(path string) {
+	t.w.WriteString(path)
+	t.w.WriteString(" is empty.\n")
+}
+
+// sanityPassed: dumpIndex/dumpTimeIndex with --index-sanity-check.
+func (t *textRenderer) sanityPassed(path string) {
+	t.w.WriteString(path)
+	t.w.WriteString(" passed sanity check.\n")
+}
+
+// indexEntry: dumpIndex.
+func (t *textRenderer) indexEntry(e format.IndexEntry) {
+	l := append(t.line[:0], "offset: "...)
+	l = strconv.AppendInt(l, e.Offset, 10)
+	l = append(l, " position: "...)
+	l = strconv.AppendInt(l, e.Pos, 10)
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}
+
+// timeEntry: dumpTimeIndex.
+func (t *textRenderer) timeEntry(e format.TimeEntry) {
+	l := append(t.line[:0], "timestamp: "...)
+	l = strconv.AppendInt(l, e.Timestamp, 10)
+	l = append(l, " offset: "...)
+	l = strconv.AppendInt(l, e.Offset, 10)
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}
+
+// producerEntry: dumpProducerIdSnapshot (4.3: no trailing space).
+func (t *textRenderer) producerEntry(e *format.ProducerEntry) {
+	l := append(t.line[:0], "producerId: "...)
+	l = strconv.AppendInt(l, e.ProducerID, 10)
+	l = append(l, " producerEpoch: "...)
+	l = strconv.AppendInt(l, int64(e.Epoch), 10)
+	l = append(l, " coordinatorEpoch: "...)
+	l = strconv.AppendInt(l, int64(e.CoordinatorEpoch), 10)
+	l = append(l, " currentTxnFirstOffset: "...)
+	if e.CurrentTxnFirstOffset >= 0 {
+		l = append(l, "OptionalLong["...)
+		l = strconv.AppendInt(l, e.CurrentTxnFirstOffset, 10)
+		l = append(l, ']')
+	} else {
+		l = append(l, "OptionalLong.empty"...)
+	}
+	l = append(l, " lastTimestamp: "...)
+	l = strconv.AppendInt(l, e.Timestamp, 10)
+	if e.LastOffset >= 0 {
+		l = append(l, " firstSequence: "...)
+		l = strconv.AppendInt(l, int64(e.FirstSequence()), 10)
+		l = append(l, " lastSequence: "...)
+		l = strconv.AppendInt(l, int64(e.LastSequence), 10)
+		l = append(l, " lastOffset: "...)
+		l = strconv.AppendInt(l, e.LastOffset, 10)
+		l = append(l, " offsetDelta: "...)
+		l = strconv.AppendInt(l, int64(e.OffsetDelta), 10)
+		l = append(l, " timestamp: "...)
+		l = strconv.AppendInt(l, e.Timestamp, 10)
+	}
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}
+
+// abortedTxn: dumpTxnIndex.
+func (t *textRenderer) abortedTxn(a *format.AbortedTxn) {
+	l := append(t.line[:0], "version: "...)
+	l = strconv.AppendInt(l, int64(a.Version), 10)
+	l = append(l, " producerId: "...)
+	l = strconv.AppendInt(l, a.ProducerID, 10)
+	l = append(l, " firstOffset: "...)
+	l = strconv.AppendInt(l, a.FirstOffset, 10)
+	l = append(l, " lastOffset: "...)
+	l = strconv.AppendInt(l, a.LastOffset, 10)
+	l = append(l, " lastStableOffset: "...)
+	l = strconv.AppendInt(l, a.LastStableOffset, 10)
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}

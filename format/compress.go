@@ -52,6 +52,9 @@ func (d *Decompressor) Decompress(c Compression, magic int8, src, dst []byte) ([
 	case CompressionZstd:
 		return d.unzstd(src, dst)
 	case CompressionNone:
+		if len(src) > d.max() {
+			return append(dst, src[:d.max()]...), errOverCap
+		}
 		return append(dst, src...), nil
 	}
 	return dst, errors.New("Unknown compression type id: " + itoa(int64(c)))
@@ -97,8 +100,12 @@ func readCapped(r io.Reader, dst []byte, max int) ([]byte, error) {
 
 func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
 	if d.zstd == nil {
+		// zstd rejects windows under 1 KiB (zstd.MinWindowSize) and every
+		// frame declares at least that, so the decoder's own limit is never
+		// below it; the check after DecodeAll enforces a smaller cap.
+		limit := uint64(max(d.max(), zstd.MinWindowSize))
 		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(uint64(d.max())), zstd.WithDecoderMaxWindow(uint64(d.max())))
+			zstd.WithDecoderMaxMemory(limit), zstd.WithDecoderMaxWindow(limit))
 		if err != nil {
 			return dst, err
 		}

@@ -15,12 +15,15 @@ var (
 	skipMetaFlag  = &cli.BoolFlag{Name: "skip-record-metadata", Usage: "omit per-record metadata in deep iteration"}
 	maxBytesFlag  = &cli.Int64Flag{Name: "max-bytes", Value: 2147483647, Usage: "read only the first N bytes of each .log/.checkpoint (whole batches only)"}
 	jsonFlag      = &cli.BoolFlag{Name: "json", Usage: "write NDJSON, one object per line, instead of kafka-dump-log's text"}
+	verifyIdxFlag = &cli.BoolFlag{Name: "verify-index-only", Usage: "check .index/.timeindex entries against the log without printing them"}
+	sanityFlag    = &cli.BoolFlag{Name: "index-sanity-check", Usage: "run only the broker's sanity check on .index/.timeindex files"}
+	maxMsgFlag    = &cli.IntFlag{Name: "max-message-size", Value: 5242880, Usage: "bytes to read at each indexed position when checking an .index"}
 	maxBatchFlag  = &cli.IntFlag{Name: "max-batch-bytes", Value: 0, Usage: "largest batch to read (0: 256 MiB)"}
 )
 
 var dumpCommand = &cli.Command{
 	Name:      "dump",
-	Usage:     "print log segments and snapshots exactly as kafka-dump-log.sh (Kafka 4.3.1) does, or as NDJSON",
+	Usage:     "print log segments, indexes and snapshots exactly as kafka-dump-log.sh (Kafka 4.3.1) does, or as NDJSON",
 	ArgsUsage: "[FILE...]",
 	Description: `Files come from --files a,b and from arguments, in that order.
 Text output is byte-identical to kafka-dump-log.sh of Kafka 4.3.1 on stdout and
@@ -28,7 +31,7 @@ stderr, except that where Kafka dies with a stack trace klog prints one problem
 line ("klog: dump: FILE: ...") naming the position and offset.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, jsonFlag, maxBatchFlag},
+	Flags:  []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag, jsonFlag, maxBatchFlag},
 	Action: runDump,
 }
 
@@ -52,6 +55,9 @@ func runDump(c *cli.Context) error {
 		MaxBytes:           -1,
 		JSON:               c.Bool(jsonFlag.Name),
 		MaxBatchBytes:      c.Int(maxBatchFlag.Name),
+		VerifyIndexOnly:    c.Bool(verifyIdxFlag.Name),
+		IndexSanityOnly:    c.Bool(sanityFlag.Name),
+		MaxMessageSize:     c.Int(maxMsgFlag.Name),
 	}
 	if c.IsSet(maxBytesFlag.Name) {
 		opts.MaxBytes = c.Int64(maxBytesFlag.Name)
