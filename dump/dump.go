@@ -190,11 +190,31 @@ func (d *dumper) absPath(p string) string {
 
 func (d *dumper) dumpFile(arg string) error {
 	p := javaPath(arg)
+	if p != "" && isDir(d.openPath(p)) {
+		list, err := d.expandDir(p)
+		if err != nil {
+			return err
+		}
+		for _, f := range list {
+			if err := d.dumpFile(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	name := filepath.Base(p)
 	if p == "" || p == "/" {
 		name = p
 	}
 	d.r.dumping(p)
+	switch {
+	case name == "leader-epoch-checkpoint":
+		return d.dumpLeaderEpochs(p)
+	case offsetCheckpoints[name]:
+		return d.dumpOffsetCheckpoint(p, name)
+	case name == "partition.metadata":
+		return d.dumpPartitionMetadata(p)
+	}
 	dot := strings.LastIndexByte(name, '.')
 	if dot >= 0 {
 		switch name[dot:] {

@@ -340,3 +340,40 @@ func (j *jsonRenderer) abortedTxn(a *format.AbortedTxn) {
 	l = appendIntField(l, "lastStableOffset", a.LastStableOffset)
 	j.emit(l)
 }
+
+func (j *jsonRenderer) checkpointHeader(path, kind string, entries int) {
+	l := append(j.line[:0], `{"type":"file","path":`...)
+	l = appendJSONString(l, path)
+	l = append(l, `,"kind":"`...)
+	l = append(l, kind...)
+	l = append(l, '"')
+	l = appendIntField(l, "version", 0)
+	l = appendIntField(l, "entries", int64(entries))
+	j.emit(l)
+}
+
+func (j *jsonRenderer) epochEntry(e format.EpochEntry) {
+	l := append(j.line[:0], `{"type":"epoch"`...)
+	l = appendIntField(l, "epoch", int64(e.Epoch))
+	l = appendIntField(l, "startOffset", e.StartOffset)
+	j.emit(l)
+}
+
+func (j *jsonRenderer) offsetEntry(e format.OffsetEntry) {
+	l := append(j.line[:0], `{"type":"checkpointEntry","topic":`...)
+	l = appendJSONString(l, e.Topic)
+	l = appendIntField(l, "partition", int64(e.Partition))
+	l = appendIntField(l, "offset", e.Offset)
+	j.emit(l)
+}
+
+func (j *jsonRenderer) partitionMetadata(path string, m format.PartitionMetadata) {
+	l := append(j.line[:0], `{"type":"file","path":`...)
+	l = appendJSONString(l, path)
+	l = append(l, `,"kind":"partition.metadata"`...)
+	l = appendIntField(l, "version", int64(m.Version))
+	l = append(appendField(l, "topicId"), '"')
+	l = append(l, m.TopicID...)
+	l = append(l, '"')
+	j.emit(l)
+}

@@ -25,4 +25,10 @@ type renderer interface {
 	timeEntry(e format.TimeEntry)
 	producerEntry(e *format.ProducerEntry)
 	abortedTxn(t *format.AbortedTxn)
+
+	// Checkpoint and metadata files kafka-dump-log cannot print.
+	checkpointHeader(path, kind string, entries int)
+	epochEntry(e format.EpochEntry)
+	offsetEntry(e format.OffsetEntry)
+	partitionMetadata(path string, m format.PartitionMetadata)
 }

@@ -434,3 +434,41 @@ func (t *textRenderer) abortedTxn(a *format.AbortedTxn) {
 	t.w.Write(append(l, '\n'))
 	t.line = l
 }
+
+// checkpointHeader starts a checkpoint file in kafka-dump-log's style (Kafka
+// itself ignores these files).
+func (t *textRenderer) checkpointHeader(path, kind string, entries int) {
+	l := append(t.line[:0], "version: 0 entries: "...)
+	l = strconv.AppendInt(l, int64(entries), 10)
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}
+
+func (t *textRenderer) epochEntry(e format.EpochEntry) {
+	l := append(t.line[:0], "epoch: "...)
+	l = strconv.AppendInt(l, int64(e.Epoch), 10)
+	l = append(l, " startOffset: "...)
+	l = strconv.AppendInt(l, e.StartOffset, 10)
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}
+
+func (t *textRenderer) offsetEntry(e format.OffsetEntry) {
+	l := append(t.line[:0], "topic: "...)
+	l = append(l, e.Topic...)
+	l = append(l, " partition: "...)
+	l = strconv.AppendInt(l, int64(e.Partition), 10)
+	l = append(l, " offset: "...)
+	l = strconv.AppendInt(l, e.Offset, 10)
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}
+
+func (t *textRenderer) partitionMetadata(path string, m format.PartitionMetadata) {
+	l := append(t.line[:0], "version: "...)
+	l = strconv.AppendInt(l, int64(m.Version), 10)
+	l = append(l, " topicId: "...)
+	l = append(l, m.TopicID...)
+	t.w.Write(append(l, '\n'))
+	t.line = l
+}

@@ -241,7 +241,9 @@ type ProducerEntry struct {
 
 // FirstSequence is LastSequence moved back by OffsetDelta with Kafka's
 // wrap-around (BatchMetadata.firstSeq).
-func (e *ProducerEntry) FirstSequence() int32 { return DecrementSequence(e.LastSequence, e.OffsetDelta) }
+func (e *ProducerEntry) FirstSequence() int32 {
+	return DecrementSequence(e.LastSequence, e.OffsetDelta)
+}
 
 // SnapshotError is a producer snapshot Kafka rejects
 // (CorruptSnapshotException); Msg is Kafka's message.
