@@ -1,0 +1,242 @@
+// Package partition knows the layout of a Kafka partition directory
+// (<topic>-<partition>/) and of a log directory holding many: which files
+// belong to which segment, and the log-dir-level checkpoint files. verify,
+// produce, fetch and tail all start from here.
+//
+// Naming follows storage/.../log/LogFileUtils.java: a segment's files are
+// named by its base offset as 20 zero-padded digits plus a suffix.
+package partition
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// File suffixes (LogFileUtils.java).
+const (
+	LogSuffix       = ".log"
+	IndexSuffix     = ".index"
+	TimeIndexSuffix = ".timeindex"
+	TxnIndexSuffix  = ".txnindex"
+	SnapshotSuffix  = ".snapshot"
+)
+
+// Names of checkpoint files.
+const (
+	LeaderEpochCheckpoint   = "leader-epoch-checkpoint"
+	PartitionMetadata       = "partition.metadata"
+	ReplicationCheckpoint   = "replication-offset-checkpoint"
+	RecoveryPointCheckpoint = "recovery-point-offset-checkpoint"
+	LogStartCheckpoint      = "log-start-offset-checkpoint"
+	CleanerCheckpoint       = "cleaner-offset-checkpoint"
+)
+
+// LogDirCheckpoints are the offset checkpoints a broker keeps per log dir.
+var LogDirCheckpoints = []string{ReplicationCheckpoint, RecoveryPointCheckpoint, LogStartCheckpoint, CleanerCheckpoint}
+
+// FileName is the name of a segment file: the offset as 20 digits + suffix.
+func FileName(offset int64, suffix string) string {
+	s := strconv.FormatInt(offset, 10)
+	if len(s) < 20 {
+		s = strings.Repeat("0", 20-len(s)) + s
+	}
+	return s + suffix
+}
+
+// ParseFileName splits "<20 digits><suffix>" into offset and suffix. The
+// suffix is everything from the first dot ("….log.deleted" has suffix
+// ".log.deleted").
+func ParseFileName(name string) (int64, string, bool) {
+	i := strings.IndexByte(name, '.')
+	if i <= 0 {
+		return 0, "", false
+	}
+	v, err := strconv.ParseInt(name[:i], 10, 64)
+	if err != nil || v < 0 {
+		return 0, "", false
+	}
+	return v, name[i:], true
+}
+
+// ParseDirName splits "<topic>-<partition>" (the partition is the text after
+// the last dash). Directories marked -delete, -stray or -future are not
+// partitions being served and return ok=false.
+func ParseDirName(name string) (topic string, part int32, ok bool) {
+	if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, "-stray") || strings.HasSuffix(name, "-future") {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 {
+		return "", 0, false
+	}
+	return name[:i], int32(p), true
+}
+
+// Segment is one segment's files; absent files have empty paths.
+type Segment struct {
+	BaseOffset int64
+	Log        string
+	Index      string
+	TimeIndex  string
+	TxnIndex   string
+}
+
+// Snapshot is a producer state snapshot file.
+type Snapshot struct {
+	Offset int64
+	Path   string
+}
+
+// Dir is a partition directory's contents, segments in base offset order.
+type Dir struct {
+	Path      string
+	Topic     string
+	Partition int32
+	Segments  []Segment
+	Snapshots []Snapshot
+	// LeaderEpochs and Metadata are the checkpoint paths, "" if absent.
+	LeaderEpochs string
+	Metadata     string
+	// Other lists files a broker does not read in a live partition
+	// (.deleted, .cleaned, .swap, anything unknown).
+	Other []string
+}
+
+// Open lists a partition directory.
+func Open(path string) (*Dir, error) {
+	des, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dir{Path: path, Partition: -1}
+	d.Topic, d.Partition, _ = ParseDirName(filepath.Base(filepath.Clean(path)))
+	segs := map[int64]*Segment{}
+	seg := func(off int64) *Segment {
+		s := segs[off]
+		if s == nil {
+			s = &Segment{BaseOffset: off}
+			segs[off] = s
+		}
+		return s
+	}
+	for _, de := range des {
+		if de.IsDir() {
+			continue
+		}
+		name := de.Name()
+		p := filepath.Join(path, name)
+		switch name {
+		case LeaderEpochCheckpoint:
+			d.LeaderEpochs = p
+			continue
+		case PartitionMetadata:
+			d.Metadata = p
+			continue
+		}
+		off, suffix, ok := ParseFileName(name)
+		if !ok {
+			d.Other = append(d.Other, p)
+			continue
+		}
+		switch suffix {
+		case LogSuffix:
+			seg(off).Log = p
+		case IndexSuffix:
+			seg(off).Index = p
+		case TimeIndexSuffix:
+			seg(off).TimeIndex = p
+		case TxnIndexSuffix:
+			seg(off).TxnIndex = p
+		case SnapshotSuffix:
+			d.Snapshots = append(d.Snapshots, Snapshot{Offset: off, Path: p})
+		default:
+			d.Other = append(d.Other, p)
+		}
+	}
+	for _, s := range segs {
+		d.Segments = append(d.Segments, *s)
+	}
+	sort.Slice(d.Segments, func(i, j int) bool { return d.Segments[i].BaseOffset < d.Segments[j].BaseOffset })
+	sort.Slice(d.Snapshots, func(i, j int) bool { return d.Snapshots[i].Offset < d.Snapshots[j].Offset })
+	sort.Strings(d.Other)
+	return d, nil
+}
+
+// IsPartitionDir reports whether path holds segment, index, snapshot or
+// partition checkpoint files (or is named like a partition and is empty).
+func IsPartitionDir(path string) bool {
+	des, err := os.ReadDir(path)
+	if err != nil {
+		return false
+	}
+	for _, de := range des {
+		if de.IsDir() {
+			continue
+		}
+		if _, suffix, ok := ParseFileName(de.Name()); ok {
+			switch suffix {
+			case LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, SnapshotSuffix:
+				return true
+			}
+		}
+		if de.Name() == LeaderEpochCheckpoint || de.Name() == PartitionMetadata {
+			return true
+		}
+	}
+	_, _, ok := ParseDirName(filepath.Base(filepath.Clean(path)))
+	return ok && len(des) == 0
+}
+
+// LogDir is a directory of partition directories.
+type LogDir struct {
+	Path       string
+	Partitions []string // partition directory paths, by topic then partition
+	// Checkpoints are the log-dir-level checkpoint files present.
+	Checkpoints []string
+}
+
+// OpenLogDir lists a log directory.
+func OpenLogDir(path string) (*LogDir, error) {
+	des, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	ld := &LogDir{Path: path}
+	type part struct {
+		topic string
+		n     int32
+		path  string
+	}
+	var parts []part
+	for _, de := range des {
+		p := filepath.Join(path, de.Name())
+		if de.IsDir() {
+			if t, n, ok := ParseDirName(de.Name()); ok {
+				parts = append(parts, part{t, n, p})
+			}
+			continue
+		}
+		for _, c := range LogDirCheckpoints {
+			if de.Name() == c {
+				ld.Checkpoints = append(ld.Checkpoints, p)
+			}
+		}
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		if parts[i].topic != parts[j].topic {
+			return parts[i].topic < parts[j].topic
+		}
+		return parts[i].n < parts[j].n
+	})
+	for _, p := range parts {
+		ld.Partitions = append(ld.Partitions, p.path)
+	}
+	return ld, nil
+}

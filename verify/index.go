@@ -1,0 +1,268 @@
+package verify
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// maxIndexRead bounds how much of an index file is read into memory; Kafka's
+// segment.index.bytes defaults to 10 MiB and indexes stream beyond this.
+const indexBuf = 64 << 10
+
+// openLogFor opens the log an index describes.
+func openLogFor(f *FileReport, t task) (*os.File, int64, bool) {
+	log, err := os.Open(t.log)
+	if err != nil {
+		msg := "cannot open the log segment beside it: " + err.Error()
+		if os.IsNotExist(err) {
+			msg = "the log segment " + filepath.Base(t.log) + " does not exist"
+		}
+		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: msg})
+		return nil, 0, false
+	}
+	st, err := log.Stat()
+	if err != nil {
+		log.Close()
+		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: err.Error()})
+		return nil, 0, false
+	}
+	return log, st.Size(), true
+}
+
+// checkIndex verifies an .index against its log: the broker's sanity check,
+// entries strictly increasing, and each entry pointing at the start of the
+// batch whose last offset it names. A zero tail (preallocated active
+// segment) ends the entries, as it does for Kafka.
+func (v *verifier) checkIndex(f *FileReport, t task) error {
+	file, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	log, logSize, ok := openLogFor(f, t)
+	if !ok {
+		return nil
+	}
+	defer log.Close()
+	if rest := f.Bytes % format.OffsetIndexEntrySize; rest != 0 {
+		f.add(Problem{Kind: KindIndexSanity, Position: f.Bytes - rest, Offset: -1,
+			Message: "index file is " + itoa(f.Bytes) + " bytes, not a multiple of 8 (the broker rebuilds it)"})
+	}
+	base := t.base
+	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	br := bufio.NewReaderSize(file, indexBuf)
+	var e [format.OffsetIndexEntrySize]byte
+	prevOff, prevPos := int64(-1), int64(-1)
+	for i := int64(0); ; i++ {
+		if _, err := io.ReadFull(br, e[:]); err != nil {
+			break
+		}
+		off := base + int64(int32(binary.BigEndian.Uint32(e[:])))
+		pos := int64(int32(binary.BigEndian.Uint32(e[4:])))
+		at := i * format.OffsetIndexEntrySize
+		if i > 0 && off == base {
+			break // unused preallocated entries
+		}
+		f.Records++ // entries
+		if off < base {
+			f.add(Problem{Kind: KindIndexSanity, Position: at, Offset: off,
+				Message: "entry offset " + itoa(off) + " is below the base offset " + itoa(base)})
+		}
+		if off <= prevOff || pos <= prevPos {
+			f.add(Problem{Kind: KindIndexOrder, Position: at, Offset: off,
+				Message: "entry (offset " + itoa(off) + ", position " + itoa(pos) + ") does not follow (offset " + itoa(prevOff) + ", position " + itoa(prevPos) + ")"})
+		}
+		prevOff, prevPos = max(prevOff, off), max(prevPos, pos)
+		if pos < 0 || pos >= logSize {
+			f.add(Problem{Kind: KindIndexMismatch, Position: at, Offset: off,
+				Message: "entry points at position " + itoa(pos) + ", outside the log of " + itoa(logSize) + " bytes"})
+			continue
+		}
+		sc.Reset(log, logSize)
+		sc.SetPos(pos)
+		b, err := sc.Next()
+		if err != nil {
+			f.add(Problem{Kind: KindIndexMismatch, Position: at, Offset: off,
+				Message: "no readable batch at position " + itoa(pos) + " of the log"})
+			continue
+		}
+		if b.LastOffset() != off {
+			f.add(Problem{Kind: KindIndexMismatch, Position: at, Offset: off,
+				Message: "entry for offset " + itoa(off) + " points at position " + itoa(pos) + ", whose batch's last offset is " + itoa(b.LastOffset())})
+		}
+	}
+	return nil
+}
+
+// checkTimeIndex verifies a .timeindex against its log: the broker's sanity
+// check, timestamps strictly increasing, and each entry naming the last
+// offset of a batch whose max timestamp is the entry's timestamp. It walks
+// the log once alongside the entries (both are in offset order).
+func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
+	file, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	log, logSize, ok := openLogFor(f, t)
+	if !ok {
+		return nil
+	}
+	defer log.Close()
+	if rest := f.Bytes % format.TimeIndexEntrySize; rest != 0 {
+		f.add(Problem{Kind: KindTimeIndexSanity, Position: f.Bytes - rest, Offset: -1,
+			Message: "time index file is " + itoa(f.Bytes) + " bytes, not a multiple of 12 (the broker rebuilds it)"})
+	}
+	base := t.base
+	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	var cur *format.Batch
+	br := bufio.NewReaderSize(file, indexBuf)
+	var e [format.TimeIndexEntrySize]byte
+	prevTS, prevOff := int64(-1), int64(-1)
+	var firstTS int64
+	for i := int64(0); ; i++ {
+		if _, err := io.ReadFull(br, e[:]); err != nil {
+			break
+		}
+		ts := int64(binary.BigEndian.Uint64(e[:]))
+		off := base + int64(int32(binary.BigEndian.Uint32(e[8:])))
+		at := i * format.TimeIndexEntrySize
+		if i > 0 && off == base {
+			break
+		}
+		if i == 0 {
+			firstTS = ts
+		}
+		f.Records++
+		if (i > 0 && ts <= prevTS) || off < prevOff || ts < firstTS {
+			f.add(Problem{Kind: KindTimeIndexOrder, Position: at, Offset: off,
+				Message: "entry (timestamp " + itoa(ts) + ", offset " + itoa(off) + ") does not follow (timestamp " + itoa(prevTS) + ", offset " + itoa(prevOff) + ")"})
+		}
+		if off < base {
+			f.add(Problem{Kind: KindTimeIndexSanity, Position: at, Offset: off,
+				Message: "entry offset " + itoa(off) + " is below the base offset " + itoa(base)})
+		}
+		if off < prevOff || cur == nil || cur.LastOffset() > off {
+			// Out of order or first entry: rescan from the start.
+			sc.Reset(log, logSize)
+			cur = nil
+		}
+		prevTS, prevOff = ts, off
+		for cur == nil || cur.LastOffset() < off {
+			b, err := sc.Next()
+			if err != nil {
+				cur = nil
+				break
+			}
+			cur = b
+		}
+		switch {
+		case cur == nil:
+			f.add(Problem{Kind: KindTimeIndexMismatch, Position: at, Offset: off,
+				Message: "offset " + itoa(off) + " is past the end of the log"})
+		case cur.LastOffset() != off:
+			f.add(Problem{Kind: KindTimeIndexMismatch, Position: at, Offset: off,
+				Message: "offset " + itoa(off) + " is not the last offset of a batch (the batch holding it ends at " + itoa(cur.LastOffset()) + ")"})
+		case cur.MaxTimestamp != ts:
+			f.add(Problem{Kind: KindTimeIndexMismatch, Position: at, Offset: off,
+				Message: "timestamp " + itoa(ts) + " differs from the batch's max timestamp " + itoa(cur.MaxTimestamp)})
+		}
+	}
+	return nil
+}
+
+// checkTxnIndex verifies a .txnindex: versions, offsets inside the segment,
+// first <= last, entries in last-offset order, no partial entry.
+func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
+	data, err := os.ReadFile(t.path)
+	if err != nil {
+		return err
+	}
+	prevLast := int64(-1)
+	for i, a := range format.AbortedTxns(data) {
+		at := int64(i * format.AbortedTxnEntrySize)
+		f.Records++
+		switch {
+		case a.Version != 0:
+			f.add(Problem{Kind: KindTxnIndexInvalid, Position: at, Offset: a.LastOffset, Message: "unknown entry version " + strconv.Itoa(int(a.Version))})
+		case t.base >= 0 && a.LastOffset < t.base:
+			f.add(Problem{Kind: KindTxnIndexInvalid, Position: at, Offset: a.LastOffset,
+				Message: "abort marker offset " + itoa(a.LastOffset) + " is below the segment's base offset " + itoa(t.base)})
+		case a.FirstOffset > a.LastOffset:
+			f.add(Problem{Kind: KindTxnIndexInvalid, Position: at, Offset: a.LastOffset,
+				Message: "first offset " + itoa(a.FirstOffset) + " is after the abort marker " + itoa(a.LastOffset)})
+		case a.LastOffset <= prevLast:
+			f.add(Problem{Kind: KindTxnIndexInvalid, Position: at, Offset: a.LastOffset,
+				Message: "entries are not in abort-marker order"})
+		}
+		prevLast = max(prevLast, a.LastOffset)
+	}
+	if rest := len(data) % format.AbortedTxnEntrySize; rest != 0 {
+		f.add(Problem{Kind: KindTrailingBytes, Position: int64(len(data) - rest), Offset: -1, Bytes: i64(int64(rest)),
+			Message: strconv.Itoa(rest) + " bytes after the last complete 34-byte entry"})
+	}
+	return nil
+}
+
+// checkSnapshot verifies a producer state snapshot (version, structure, CRC).
+func (v *verifier) checkSnapshot(f *FileReport, t task) error {
+	data, err := os.ReadFile(t.path)
+	if err != nil {
+		return err
+	}
+	entries, err := format.ParseProducerSnapshot(data)
+	if err != nil {
+		kind := KindSnapshotInvalid
+		if errors.Is(err, format.ErrChecksum) {
+			kind = KindSnapshotCRC
+		}
+		f.add(Problem{Kind: kind, Offset: t.base, Message: err.Error()})
+		return nil
+	}
+	f.Records = int64(len(entries))
+	return nil
+}
+
+// checkCheckpoint parses a text checkpoint or partition.metadata; ranges are
+// checked against the logs by checkPartition.
+func (v *verifier) checkCheckpoint(f *FileReport, t task) error {
+	data, err := os.ReadFile(t.path)
+	if err != nil {
+		return err
+	}
+	var perr error
+	switch t.kind {
+	case "leader-epoch-checkpoint":
+		var es []format.EpochEntry
+		es, perr = format.ParseLeaderEpochCheckpoint(data)
+		f.Records = int64(len(es))
+		for i := 1; perr == nil && i < len(es); i++ {
+			if es[i].Epoch <= es[i-1].Epoch || es[i].StartOffset < es[i-1].StartOffset {
+				f.add(Problem{Kind: KindCheckpointInvalid, Position: int64(i + 3), Offset: es[i].StartOffset,
+					Message: "line " + strconv.Itoa(i+3) + ": epochs and start offsets must increase"})
+			}
+		}
+	case "offset-checkpoint":
+		var es []format.OffsetEntry
+		es, perr = format.ParseOffsetCheckpoint(data)
+		f.Records = int64(len(es))
+	case "partition-metadata":
+		_, perr = format.ParsePartitionMetadata(data)
+	}
+	if perr != nil {
+		line := int64(0)
+		var ce *format.CheckpointError
+		if errors.As(perr, &ce) {
+			line = int64(ce.Line)
+		}
+		f.add(Problem{Kind: KindCheckpointInvalid, Position: line, Offset: -1, Message: perr.Error()})
+	}
+	return nil
+}

@@ -1,0 +1,270 @@
+package verify
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// verifier holds per-goroutine reusable state.
+type verifier struct {
+	opts Options
+	rr   format.RecordReader
+	rec  format.Record
+}
+
+func newVerifier(opts Options) *verifier {
+	v := &verifier{opts: opts}
+	v.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
+	return v
+}
+
+func (v *verifier) check(t task) FileReport {
+	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1}
+	if st, err := os.Stat(t.path); err == nil {
+		f.Bytes = st.Size()
+	}
+	var err error
+	switch t.kind {
+	case "log", "checkpoint":
+		err = v.checkLog(&f, t)
+	case "index":
+		err = v.checkIndex(&f, t)
+	case "timeindex":
+		err = v.checkTimeIndex(&f, t)
+	case "txnindex":
+		err = v.checkTxnIndex(&f, t)
+	case "snapshot":
+		err = v.checkSnapshot(&f, t)
+	case "leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata":
+		err = v.checkCheckpoint(&f, t)
+	case "missing-log":
+		f.Kind = "log"
+		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: "index files without their .log segment"})
+	default:
+		// A file verify has nothing to say about.
+	}
+	if err != nil {
+		f.ioErr = err
+		f.Err = err.Error()
+	}
+	return f
+}
+
+func u32(v uint32) *uint32 { return &v }
+func i64(v int64) *int64   { return &v }
+
+// checkLog verifies a .log segment or KRaft .checkpoint: every batch's CRC,
+// framing and records, and offsets increasing across batches.
+func (v *verifier) checkLog(f *FileReport, t task) error {
+	file, err := os.Open(t.path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	return v.checkLogAt(f, t, file, st.Size())
+}
+
+// checkLogAt is checkLog over any ReaderAt.
+func (v *verifier) checkLogAt(f *FileReport, t task, file io.ReaderAt, size int64) error {
+	sc := format.NewScanner(file, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	prevLast := int64(-1)
+	first := true
+	for {
+		b, err := sc.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *format.PosError
+			if !errors.As(err, &pe) {
+				return err
+			}
+			v.scanProblem(f, sc, pe)
+			if sc.Done() {
+				break
+			}
+			continue
+		}
+		f.Batches++
+		if !b.Valid() {
+			c := b.ComputedCRC()
+			f.add(Problem{Kind: KindCRCMismatch, Position: b.Pos, Offset: b.BaseOffset, Stored: u32(b.CRC), Computed: u32(c),
+				Message: "stored crc " + format.CRC(b.CRC).String() + " != computed " + format.CRC(c).String()})
+		}
+		if b.Magic > format.MagicV2 {
+			f.add(Problem{Kind: KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
+				Message: "magic " + strconv.Itoa(int(b.Magic)) + " is not 0, 1 or 2"})
+		}
+		firstRec := v.checkRecords(f, b)
+		firstOffset := b.BaseOffset
+		if !b.IsV2() {
+			// A compressed v0/v1 wrapper carries its last offset; its
+			// first is the first inner message's.
+			firstOffset = b.LastOffset()
+			if firstRec >= 0 {
+				firstOffset = firstRec
+			}
+		}
+		if first {
+			f.FirstOffset = firstOffset
+			if t.kind == "log" && t.base >= 0 && firstOffset < t.base && b.IsV2() {
+				f.add(Problem{Kind: KindSegmentName, Position: b.Pos, Offset: firstOffset,
+					Message: "first batch starts at offset " + itoa(firstOffset) + ", below the segment's base offset " + itoa(t.base) + " from its file name"})
+			}
+			first = false
+		} else if firstOffset <= prevLast {
+			f.add(Problem{Kind: KindOffsetOrder, Position: b.Pos, Offset: firstOffset,
+				Message: "batch starts at offset " + itoa(firstOffset) + ", not after the previous batch's last offset " + itoa(prevLast)})
+		} else if b.IsV2() && firstOffset > prevLast+1 {
+			f.add(Problem{Kind: KindOffsetGap, Info: true, Position: b.Pos, Offset: firstOffset,
+				Message: "offsets " + itoa(prevLast+1) + ".." + itoa(firstOffset-1) + " are absent (normal after compaction)"})
+		}
+		if b.LastOffset() > prevLast {
+			prevLast = b.LastOffset()
+		}
+		f.LastOffset = max(f.LastOffset, b.LastOffset())
+	}
+	f.ValidBytes = sc.Tail().Pos
+	v.tailProblem(f, file, sc.Tail())
+	return nil
+}
+
+// scanProblem reports an entry header the scanner rejected.
+func (v *verifier) scanProblem(f *FileReport, sc *format.Scanner, pe *format.PosError) {
+	kind := KindBadLength
+	switch {
+	case errors.Is(pe, format.ErrTooLarge):
+		kind = KindTooLarge
+	case pe.Field == "magic":
+		kind = KindBadMagic
+	}
+	if t := sc.Tail(); sc.Done() && t.Kind == format.TailZeros {
+		f.add(Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
+			Message: itoa(t.Bytes) + " zero bytes after the last batch (a preallocated segment or an unclean shutdown)"})
+		return
+	}
+	f.add(Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
+}
+
+// tailProblem classifies the bytes after the last complete batch: the start
+// of a batch that was cut short (truncated) or something else (trailing).
+func (v *verifier) tailProblem(f *FileReport, r io.ReaderAt, t format.Tail) {
+	if t.Bytes == 0 || t.Kind == format.TailCorrupt || t.Kind == format.TailZeros {
+		return
+	}
+	var hdr [format.HeaderSizeUpToMagic]byte
+	n, _ := r.ReadAt(hdr[:min(int64(len(hdr)), t.Bytes)], t.Pos)
+	plausible := false
+	if n == len(hdr) {
+		m := int8(hdr[16])
+		plausible = m >= 0 && m <= format.MagicV2
+	}
+	// 17 bytes or fewer are the start of an entry header cut short (an
+	// offset field begins with zero bytes, so zeros prove nothing).
+	if t.Kind == format.TailShort || plausible && t.Kind == format.TailPartial {
+		msg := "the last batch is cut short: " + itoa(t.Bytes) + " bytes present"
+		if t.Want > 0 {
+			msg += " of " + itoa(t.Want)
+		}
+		f.add(Problem{Kind: KindTruncated, Position: t.Pos, Offset: t.Offset, Bytes: i64(t.Bytes), Message: msg})
+		return
+	}
+	f.add(Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
+		Message: itoa(t.Bytes) + " bytes after the last batch that do not start a batch"})
+}
+
+// checkRecords decodes every record: structure, count, offset deltas,
+// timestamps, control records, and the inner CRCs of v0/v1 wrappers. It
+// returns the first record's offset, or -1.
+func (v *verifier) checkRecords(f *FileReport, b *format.Batch) int64 {
+	first := int64(-1)
+	if err := v.rr.Reset(b); err != nil {
+		v.recordProblem(f, b, err)
+		return first
+	}
+	var n int32
+	prevDelta := int32(-1)
+	for {
+		err := v.rr.Next(&v.rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			v.recordProblem(f, b, err)
+			return first
+		}
+		if n == 0 {
+			first = v.rec.Offset
+		}
+		n++
+		f.Records++
+		r := &v.rec
+		if r.Legacy {
+			if !r.Valid && b.Compression() != format.CompressionNone {
+				f.add(Problem{Kind: KindCRCMismatch, Position: b.Pos, Offset: r.Offset, Stored: u32(r.CRC),
+					Message: "inner message at offset " + itoa(r.Offset) + " of the compressed wrapper has an invalid CRC-32"})
+			}
+			continue
+		}
+		if r.OffsetDelta <= prevDelta || r.OffsetDelta > b.LastOffsetDelta || r.OffsetDelta < 0 {
+			f.add(Problem{Kind: KindRecordOffset, Position: b.Pos, Offset: r.Offset,
+				Message: "record offset delta " + strconv.Itoa(int(r.OffsetDelta)) + " is out of order or beyond the batch's last offset delta " + strconv.Itoa(int(b.LastOffsetDelta))})
+		}
+		prevDelta = r.OffsetDelta
+		if b.TimestampType() == format.CreateTime && r.Timestamp > b.MaxTimestamp {
+			f.add(Problem{Kind: KindTimestamp, Position: b.Pos, Offset: r.Offset,
+				Message: "record timestamp " + itoa(r.Timestamp) + " is above the batch's max timestamp " + itoa(b.MaxTimestamp)})
+		}
+		if b.IsControl() {
+			v.checkControl(f, b, r)
+		}
+	}
+	if b.IsV2() && b.IsControl() && n != 1 {
+		f.add(Problem{Kind: KindRecordCount, Position: b.Pos, Offset: b.BaseOffset,
+			Message: "control batch holds " + strconv.Itoa(int(n)) + " records, not 1"})
+	}
+	return first
+}
+
+func (v *verifier) checkControl(f *FileReport, b *format.Batch, r *format.Record) {
+	k, err := format.ParseControlKey(r.Key)
+	if err == nil && (k.Type == format.ControlAbort || k.Type == format.ControlCommit) {
+		_, err = format.ParseEndTxnMarker(r.Value)
+		if err == nil && !b.IsTransactional() {
+			err = errors.New("transaction marker in a batch without the transactional bit")
+		}
+	}
+	if err != nil {
+		f.add(Problem{Kind: KindControlDecode, Position: b.Pos, Offset: r.Offset, Message: err.Error()})
+	}
+}
+
+func (v *verifier) recordProblem(f *FileReport, b *format.Batch, err error) {
+	var pe *format.PosError
+	if !errors.As(err, &pe) {
+		f.add(Problem{Kind: KindRecordDecode, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+		return
+	}
+	kind := KindRecordDecode
+	switch {
+	case pe.Field == "recordCount" || pe.Field == "batchLength":
+		kind = KindRecordCount
+	case errors.Is(pe, format.ErrTruncated):
+		kind = KindRecordCount
+	case errors.Is(pe, format.ErrUnsupported):
+		kind = KindUnsupportedCodec
+	case pe.Field == "records" || pe.Field == "value":
+		kind = KindDecompress
+	}
+	f.add(Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,125 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+)
+
+// checkPartition runs the checks that span files: segments in offset order
+// without overlap (gaps are info), each segment's first offset not below its
+// name, and checkpoints pointing inside the log.
+func checkPartition(rep *Report, g group) {
+	if g.dir != nil {
+		checkSegments(rep, g)
+		return
+	}
+	if g.logDir != nil {
+		checkLogDirCheckpoints(rep, g)
+	}
+}
+
+func checkSegments(rep *Report, g group) {
+	prevLast := int64(-1)
+	var prevPath string
+	leo := int64(0)
+	for _, s := range g.dir.Segments {
+		i, ok := g.logTask[s.BaseOffset]
+		if !ok {
+			continue
+		}
+		f := &rep.Files[i]
+		if f.FirstOffset >= 0 {
+			if prevPath != "" && f.FirstOffset <= prevLast {
+				f.add(Problem{Kind: KindSegmentOverlap, Position: 0, Offset: f.FirstOffset,
+					Message: "segment starts at offset " + itoa(f.FirstOffset) + " but " + filepath.Base(prevPath) + " ends at " + itoa(prevLast)})
+			} else if prevPath != "" && f.FirstOffset > prevLast+1 {
+				f.add(Problem{Kind: KindOffsetGap, Info: true, Offset: prevLast + 1,
+					Message: "offsets " + itoa(prevLast+1) + ".." + itoa(f.FirstOffset-1) + " are absent between segments (normal after compaction)"})
+			}
+			if s.BaseOffset <= prevLast && prevPath != "" {
+				f.add(Problem{Kind: KindSegmentName, Offset: s.BaseOffset,
+					Message: "segment base offset " + itoa(s.BaseOffset) + " is not above the previous segment's last offset " + itoa(prevLast)})
+			}
+			prevLast = f.LastOffset
+			prevPath = f.Path
+			leo = f.LastOffset + 1
+		} else if leo < s.BaseOffset {
+			leo = s.BaseOffset // an empty segment still moves the log end
+		}
+	}
+	// leader-epoch-checkpoint start offsets cannot be past the log end.
+	for i := g.first; i < g.first+g.n; i++ {
+		f := &rep.Files[i]
+		if f.Kind != "leader-epoch-checkpoint" || f.Findings() > 0 {
+			continue
+		}
+		data, err := os.ReadFile(f.Path)
+		if err != nil {
+			continue
+		}
+		es, err := format.ParseLeaderEpochCheckpoint(data)
+		if err != nil {
+			continue
+		}
+		for j, e := range es {
+			if e.StartOffset > leo {
+				f.add(Problem{Kind: KindCheckpointRange, Position: int64(j + 3), Offset: e.StartOffset,
+					Message: "epoch " + itoa(int64(e.Epoch)) + " starts at offset " + itoa(e.StartOffset) + ", past the log end offset " + itoa(leo)})
+			}
+		}
+	}
+}
+
+// checkLogDirCheckpoints checks that offsets in the log dir's checkpoints
+// lie inside the logs they name: high watermark, recovery point and log
+// start offset at most the log end offset.
+func checkLogDirCheckpoints(rep *Report, g group) {
+	// Log end offset per partition directory, from the verified logs.
+	leo := map[string]int64{}
+	for i := g.first; i < g.first+g.n; i++ {
+		f := &rep.Files[i]
+		if f.Kind != "log" {
+			continue
+		}
+		dir := filepath.Base(filepath.Dir(f.Path))
+		end := int64(0)
+		if off, _, ok := partition.ParseFileName(filepath.Base(f.Path)); ok {
+			end = off
+		}
+		if f.LastOffset >= 0 {
+			end = f.LastOffset + 1
+		}
+		leo[dir] = max(leo[dir], end)
+	}
+	for i := g.first; i < g.first+g.n; i++ {
+		f := &rep.Files[i]
+		if f.Kind != "offset-checkpoint" || f.Findings() > 0 || filepath.Dir(f.Path) != filepath.Clean(g.logDir.Path) {
+			continue
+		}
+		if filepath.Base(f.Path) == partition.CleanerCheckpoint {
+			continue // cleaner offsets may lag or lead after truncation
+		}
+		data, err := os.ReadFile(f.Path)
+		if err != nil {
+			continue
+		}
+		es, err := format.ParseOffsetCheckpoint(data)
+		if err != nil {
+			continue
+		}
+		for j, e := range es {
+			dir := e.Topic + "-" + itoa(int64(e.Partition))
+			end, ok := leo[dir]
+			if !ok {
+				continue
+			}
+			if e.Offset > end {
+				f.add(Problem{Kind: KindCheckpointRange, Position: int64(j + 3), Offset: e.Offset,
+					Message: dir + ": offset " + itoa(e.Offset) + " is past the log end offset " + itoa(end)})
+			}
+		}
+	}
+}

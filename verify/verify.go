@@ -1,0 +1,356 @@
+// Package verify checks the integrity of Kafka partition files: every batch's
+// CRC and structure, offsets across batches and segments, indexes against the
+// log, producer snapshots and checkpoints. It returns a Report; findings are
+// data, not errors, and it never prints.
+package verify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/klog-dev/klog/partition"
+)
+
+// Problem kinds, a public interface (documented in the README).
+const (
+	KindCRCMismatch       = "crc-mismatch"
+	KindTruncated         = "truncated"
+	KindBadMagic          = "bad-magic"
+	KindBadLength         = "bad-length"
+	KindTooLarge          = "too-large"
+	KindTrailingBytes     = "trailing-bytes"
+	KindOffsetOrder       = "offset-order"
+	KindOffsetGap         = "offset-gap" // info only
+	KindRecordCount       = "record-count"
+	KindRecordDecode      = "record-decode"
+	KindRecordOffset      = "record-offset"
+	KindTimestamp         = "timestamp"
+	KindDecompress        = "decompress"
+	KindUnsupportedCodec  = "unsupported-codec"
+	KindControlDecode     = "control-decode"
+	KindSegmentName       = "segment-name"
+	KindSegmentOverlap    = "segment-overlap"
+	KindIndexMismatch     = "index-mismatch"
+	KindIndexOrder        = "index-order"
+	KindIndexSanity       = "index-sanity"
+	KindTimeIndexMismatch = "timeindex-mismatch"
+	KindTimeIndexOrder    = "timeindex-order"
+	KindTimeIndexSanity   = "timeindex-sanity"
+	KindSnapshotCRC       = "snapshot-crc"
+	KindSnapshotInvalid   = "snapshot-invalid"
+	KindTxnIndexInvalid   = "txnindex-invalid"
+	KindCheckpointInvalid = "checkpoint-invalid"
+	KindCheckpointRange   = "checkpoint-range"
+	KindMissingLog        = "missing-log"
+)
+
+// Problem is one finding. Position is a byte position in the file the
+// report is about (for index problems, the entry's position in the index
+// file); Offset is a Kafka offset, or -1.
+type Problem struct {
+	Kind     string  `json:"kind"`
+	Position int64   `json:"position"`
+	Offset   int64   `json:"offset"`
+	Message  string  `json:"message"`
+	Stored   *uint32 `json:"stored,omitempty"`
+	Computed *uint32 `json:"computed,omitempty"`
+	Bytes    *int64  `json:"bytes,omitempty"`
+	// Info marks an observation that is not a finding (an offset gap,
+	// normal after compaction or with transactions).
+	Info bool `json:"info,omitempty"`
+}
+
+// FileReport is the verdict on one file.
+type FileReport struct {
+	Path string `json:"path"`
+	// Kind is log, checkpoint (KRaft snapshot), index, timeindex,
+	// txnindex, snapshot, leader-epoch-checkpoint, offset-checkpoint,
+	// partition-metadata or unknown.
+	Kind     string    `json:"kind"`
+	OK       bool      `json:"ok"`
+	Batches  int64     `json:"batches"`
+	Records  int64     `json:"records"`
+	Bytes    int64     `json:"bytes"`
+	Problems []Problem `json:"problems"`
+	// For logs: the first and last offsets present and where the valid
+	// data ends (-1 when there is no batch).
+	FirstOffset int64 `json:"firstOffset"`
+	LastOffset  int64 `json:"lastOffset"`
+	ValidBytes  int64 `json:"validBytes"`
+	// Err is an I/O error that stopped the check of this file.
+	Err string `json:"error,omitempty"`
+
+	ioErr error
+}
+
+func (f *FileReport) add(p Problem) { f.Problems = append(f.Problems, p) }
+
+// Findings counts the problems that are not info.
+func (f *FileReport) Findings() int {
+	n := 0
+	for _, p := range f.Problems {
+		if !p.Info {
+			n++
+		}
+	}
+	return n
+}
+
+// Report is the result of a run, one FileReport per file in a stable order:
+// arguments in order, directories expanded in offset order.
+type Report struct {
+	Files []FileReport
+}
+
+// Findings counts all findings.
+func (r *Report) Findings() int {
+	n := 0
+	for i := range r.Files {
+		n += r.Files[i].Findings()
+	}
+	return n
+}
+
+// IOErrors counts files whose check failed on I/O.
+func (r *Report) IOErrors() int {
+	n := 0
+	for i := range r.Files {
+		if r.Files[i].ioErr != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Options configures a run.
+type Options struct {
+	// Jobs is how many files are verified at once; 0 means GOMAXPROCS.
+	Jobs int
+	// MaxBatchBytes and MaxDecompressedBytes bound memory per batch.
+	MaxBatchBytes        int
+	MaxDecompressedBytes int
+	// Progress, if set, is called after each file with the number done
+	// and the total (from the worker goroutines, serialised).
+	Progress func(done, total int)
+}
+
+// task is one file to check; partition-level checks run after all tasks.
+type task struct {
+	path, kind string
+	base       int64  // base offset from the name, or -1
+	log        string // the .log beside an index file
+	index      string // the .index beside a .timeindex
+}
+
+type group struct {
+	dir     *partition.Dir
+	logDir  *partition.LogDir
+	first   int // index of the group's first task
+	n       int
+	logTask map[int64]int // base offset -> task index of its .log
+}
+
+// Run verifies paths: segment or index files, partition directories, or log
+// directories (recursively). The error is only for bad usage (a path that
+// does not exist); unreadable files are reported in their FileReport.
+func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
+	var tasks []task
+	var groups []group
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			tasks = append(tasks, fileTask(p))
+			continue
+		}
+		if err := expand(p, &tasks, &groups); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{Files: make([]FileReport, len(tasks))}
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done int
+		next = make(chan int)
+	)
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := newVerifier(opts)
+			for i := range next {
+				rep.Files[i] = v.check(tasks[i])
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(tasks))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range tasks {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	for _, g := range groups {
+		checkPartition(rep, g)
+	}
+	for i := range rep.Files {
+		f := &rep.Files[i]
+		f.OK = f.Findings() == 0 && f.ioErr == nil
+		if f.Problems == nil {
+			f.Problems = []Problem{}
+		}
+	}
+	return rep, nil
+}
+
+func fileTask(p string) task {
+	name := filepath.Base(p)
+	t := task{path: p, base: -1}
+	off, suffix, ok := partition.ParseFileName(name)
+	if ok {
+		t.base = off
+	}
+	dir := filepath.Dir(p)
+	switch {
+	case name == partition.LeaderEpochCheckpoint:
+		t.kind = "leader-epoch-checkpoint"
+	case name == partition.PartitionMetadata:
+		t.kind = "partition-metadata"
+	case isOffsetCheckpoint(name):
+		t.kind = "offset-checkpoint"
+	case strings.HasSuffix(name, ".checkpoint") && !strings.HasSuffix(name, ".checkpoint.part"):
+		t.kind = "checkpoint"
+	case !ok:
+		t.kind = "unknown"
+	case suffix == partition.LogSuffix:
+		t.kind = "log"
+	case suffix == partition.IndexSuffix:
+		t.kind = "index"
+		t.log = filepath.Join(dir, partition.FileName(off, partition.LogSuffix))
+	case suffix == partition.TimeIndexSuffix:
+		t.kind = "timeindex"
+		t.log = filepath.Join(dir, partition.FileName(off, partition.LogSuffix))
+		t.index = filepath.Join(dir, partition.FileName(off, partition.IndexSuffix))
+	case suffix == partition.TxnIndexSuffix:
+		t.kind = "txnindex"
+	case suffix == partition.SnapshotSuffix:
+		t.kind = "snapshot"
+	default:
+		t.kind = "unknown"
+	}
+	return t
+}
+
+func isOffsetCheckpoint(name string) bool {
+	for _, c := range partition.LogDirCheckpoints {
+		if name == c {
+			return true
+		}
+	}
+	return false
+}
+
+// expand adds the files of a partition directory, or of every partition of
+// a log directory (recursing into directories that are neither).
+func expand(p string, tasks *[]task, groups *[]group) error {
+	if partition.IsPartitionDir(p) {
+		d, err := partition.Open(p)
+		if err != nil {
+			return err
+		}
+		g := group{dir: d, first: len(*tasks), logTask: map[int64]int{}}
+		for _, s := range d.Segments {
+			for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+				if f == "" {
+					continue
+				}
+				t := fileTask(f)
+				if t.kind == "log" {
+					g.logTask[s.BaseOffset] = len(*tasks)
+				}
+				*tasks = append(*tasks, t)
+			}
+			if s.Log == "" {
+				*tasks = append(*tasks, task{path: filepath.Join(p, partition.FileName(s.BaseOffset, partition.LogSuffix)), kind: "missing-log", base: s.BaseOffset})
+			}
+		}
+		for _, s := range d.Snapshots {
+			*tasks = append(*tasks, fileTask(s.Path))
+		}
+		for _, o := range d.Other {
+			if t := fileTask(o); t.kind == "checkpoint" {
+				*tasks = append(*tasks, t)
+			}
+		}
+		for _, f := range []string{d.LeaderEpochs, d.Metadata} {
+			if f != "" {
+				*tasks = append(*tasks, fileTask(f))
+			}
+		}
+		g.n = len(*tasks) - g.first
+		*groups = append(*groups, g)
+		return nil
+	}
+	ld, err := partition.OpenLogDir(p)
+	if err != nil {
+		return err
+	}
+	first := len(*tasks)
+	for _, c := range ld.Checkpoints {
+		*tasks = append(*tasks, fileTask(c))
+	}
+	// Partition directories first, then other subdirectories (a root
+	// holding several log dirs, say).
+	for _, pd := range ld.Partitions {
+		if err := expand(pd, tasks, groups); err != nil {
+			return err
+		}
+	}
+	des, err := os.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	var subs []string
+	for _, de := range des {
+		if de.IsDir() {
+			if _, _, ok := partition.ParseDirName(de.Name()); !ok {
+				subs = append(subs, filepath.Join(p, de.Name()))
+			}
+		}
+	}
+	sort.Strings(subs)
+	for _, s := range subs {
+		if err := expand(s, tasks, groups); err != nil {
+			return err
+		}
+	}
+	if len(ld.Checkpoints) > 0 {
+		*groups = append(*groups, group{logDir: ld, first: first, n: len(*tasks) - first})
+	}
+	return nil
+}
+
