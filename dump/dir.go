@@ -177,7 +177,6 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-
 // kafkaFileName reports whether a broker writes files of this name in a
 // partition or log directory: segments and their indexes, snapshots,
 // checkpoints, partition.metadata, and files marked .deleted, .cleaned,

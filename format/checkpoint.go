@@ -186,4 +186,3 @@ func ParsePartitionMetadata(data []byte) (PartitionMetadata, error) {
 	}
 	return PartitionMetadata{Version: ver, TopicID: t[1]}, nil
 }
-

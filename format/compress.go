@@ -22,9 +22,10 @@ type Decompressor struct {
 	// MaxBytes caps the output; 0 means DefaultMaxDecompressedBytes.
 	MaxBytes int
 
-	gz   *gzip.Reader
-	zstd *zstd.Decoder
-	br   bytes.Reader
+	gz      *gzip.Reader
+	zstd    *zstd.Decoder
+	zstdMax int // the limit zstd was created with
+	br      bytes.Reader
 }
 
 func (d *Decompressor) max() int {
@@ -112,6 +113,11 @@ func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
 		d.zstd = dec
 	}
 	out, err := d.zstd.DecodeAll(src, dst)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		// The decoder's own checks of the limits set above: the frame
+		// declares more than the cap (content or window size).
+		return out[:min(len(out), d.max())], errOverCap
+	}
 	if len(out) > d.max() {
 		return out[:d.max()], errOverCap
 	}

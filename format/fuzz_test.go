@@ -192,12 +192,16 @@ func FuzzScan(f *testing.F) {
 }
 
 // fuzzCanonicalRecords reports whether every varint in a v2 records region
-// is in its shortest form, the only form AppendBatch writes. Kafka (and
-// RecordReader) also accept longer forms, which cannot round-trip byte for
+// is in its shortest form and every null is written as length -1, the only
+// forms AppendBatch writes. Kafka (and RecordReader) also accept longer
+// varints and any negative length as null, which cannot round-trip byte for
 // byte. It assumes the region already decoded without error.
 func fuzzCanonicalRecords(d []byte, count int32) bool {
 	p := 0
 	varint := func() int32 {
+		if p < 0 {
+			return 0
+		}
 		v, n := Varint(d[p:])
 		if n <= 0 || !bytes.Equal(d[p:p+n], AppendVarint(nil, v)) {
 			p = -1
@@ -207,7 +211,12 @@ func fuzzCanonicalRecords(d []byte, count int32) bool {
 		return v
 	}
 	sized := func() {
-		if l := varint(); p >= 0 && l > 0 {
+		l := varint()
+		switch {
+		case p < 0:
+		case l < -1:
+			p = -1 // any negative length is null; AppendBatch writes -1
+		case l > 0:
 			p += int(l)
 		}
 	}
@@ -371,10 +380,13 @@ func FuzzRecords(f *testing.F) {
 				t.Fatalf("Compress(%v): %v", c, err)
 			}
 		}
+		attrs := h.Attributes
+		h.Attributes &^= attrCompressionMask // an empty, uncompressed header
 		raw, err := comp.AppendBatch(nil, &h, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		binary.BigEndian.PutUint16(raw[posAttributes:], uint16(attrs))
 		raw = append(raw, region...)
 		binary.BigEndian.PutUint32(raw[posBatchLength:], uint32(len(raw)-LogOverhead))
 		binary.BigEndian.PutUint32(raw[posRecordCount:], uint32(count))

@@ -353,4 +353,3 @@ func expand(p string, tasks *[]task, groups *[]group) error {
 	}
 	return nil
 }
-

@@ -623,7 +623,9 @@ Good segments are made only with package format's encoders (` + "`Compressor.App
 ` + "`PrepareBatch`, `Compressor.AppendLegacy`, `AppendControlKey`, `AppendEndTxnMarker`" + `). The
 ` + "`corrupt-*`" + ` files are byte edits of a good one, each described below. Unlike ` + "`../kafka-written/`" + `,
 these files were not written by Kafka: they test klog against its own encoder and against
-controlled damage, never as an oracle for Kafka's behaviour.
+controlled damage, never as an oracle for Kafka's behaviour. ` + "`format/format_test.go`" + ` checks what
+each scenario promises (TestGeneratedScenarios, TestScanDamaged) and cuts every file in its
+truncation sweep (TestReadTruncation).
 
 | scenario | file | size | how it was made |
 |---|---|---|---|
