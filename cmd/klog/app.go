@@ -47,7 +47,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler:       func(*cli.Context, error) {},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
-		Commands:             []*cli.Command{dumpCommand, verifyCommand},
+		Commands:             []*cli.Command{dumpCommand, verifyCommand, produceCommand},
 	}
 }
 

@@ -1,0 +1,348 @@
+// Package produce appends record batches to a partition directory the way a
+// Kafka broker's log does (UnifiedLog/LogSegment): offsets assigned from the
+// log end, the offset and time indexes maintained by index.interval.bytes,
+// segments rolled by size, producer ids and sequences continued from the
+// log, transactions with their markers, .txnindex entries for aborts and a
+// producer snapshot at every roll. It never prints.
+//
+// Safety: an exclusive lock on the directory while the Appender is open;
+// each batch goes to the end of the log in one write, and a failed write is
+// cut back to the previous size; existing bytes are never rewritten. A log
+// whose tail is not a whole valid batch is refused unless
+// Options.TruncateInvalid, which cuts it and says exactly what it cut.
+package produce
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+)
+
+// SyncMode says when appended data is fsynced.
+type SyncMode int
+
+// Sync modes.
+const (
+	SyncAtClose SyncMode = iota // fsync when the Appender closes
+	SyncBatch                   // fsync after every batch
+	SyncNever                   // leave it to the kernel
+)
+
+// Options configures an Appender; zero values take Kafka's defaults.
+type Options struct {
+	// SegmentBytes rolls a new segment when the next batch would make the
+	// active one larger (segment.bytes, default 1 GiB).
+	SegmentBytes int64
+	// IndexIntervalBytes is index.interval.bytes (default 4096).
+	IndexIntervalBytes int64
+	// Sync is when to fsync.
+	Sync SyncMode
+	// TruncateInvalid cuts an invalid tail of the active segment instead
+	// of refusing to append.
+	TruncateInvalid bool
+	// Wait blocks until the directory lock is free instead of failing
+	// with ErrLocked.
+	Wait bool
+	// PartitionLeaderEpoch is written in every batch (default 0).
+	PartitionLeaderEpoch int32
+	// Now is the clock for LogAppendTime and default timestamps.
+	Now func() time.Time
+}
+
+const (
+	defaultSegmentBytes  = 1 << 30
+	defaultIndexInterval = 4096
+)
+
+// Truncation is what Open cut from an invalid active segment tail.
+type Truncation struct {
+	Segment string
+	// Pos is where the cut was made; Bytes how many bytes were removed.
+	Pos, Bytes int64
+	// Reason says what was invalid there.
+	Reason string
+}
+
+// Result is the broker's answer to one append (ProduceResponse fields).
+type Result struct {
+	BaseOffset int64 `json:"baseOffset"`
+	LastOffset int64 `json:"lastOffset"`
+	// LogAppendTime is the broker time for LogAppendTime batches, else -1.
+	LogAppendTime  int64  `json:"logAppendTime"`
+	LogStartOffset int64  `json:"logStartOffset"`
+	Position       int64  `json:"position"`
+	Segment        string `json:"segment"`
+	Size           int64  `json:"size"`
+}
+
+// Batch is what to append: records (Key, Value, Headers, Timestamp; a zero
+// Timestamp means now) and the batch's attributes.
+type Batch struct {
+	Records       []format.Record
+	Compression   format.Compression
+	TimestampType format.TimestampType
+	// ProducerID >= 0 makes the batch idempotent: the sequence continues
+	// from the producer's last batch in the log (restarting at 0 for a new
+	// epoch). -1 for none.
+	ProducerID    int64
+	ProducerEpoch int16
+	Transactional bool
+}
+
+type producerState struct {
+	epoch            int16
+	lastSeq          int32
+	lastOffset       int64
+	offsetDelta      int32
+	lastTimestamp    int64
+	coordinatorEpoch int32
+	txnFirst         int64 // first offset of the open transaction, or -1
+}
+
+type segment struct {
+	base            int64
+	log             *os.File
+	index           *os.File
+	timeindex       *os.File
+	txnindex        *os.File
+	size            int64
+	bytesSinceIndex int64
+	maxTS           int64 // max timestamp so far and the last offset of its batch
+	maxTSOffset     int64
+	lastTimeIndexTS int64
+	lastIndexOffset int64
+}
+
+// Appender appends to one partition directory. It is not safe for
+// concurrent use; other processes are kept out by the directory lock.
+type Appender struct {
+	dir       string
+	opts      Options
+	lock      *os.File
+	seg       *segment
+	leo       int64
+	logStart  int64
+	producers map[int64]*producerState
+	comp      format.Compressor
+	buf       []byte
+	recs      []format.Record
+	dirty     bool
+	// Truncated is set when Open cut an invalid tail.
+	Truncated *Truncation
+}
+
+// Open locks dir (creating it and its first segment if needed), finds the
+// log end offset from the last valid batch of the active segment, and
+// rebuilds producer state from the latest snapshot and the log after it.
+func Open(dir string, opts Options) (*Appender, error) {
+	if opts.SegmentBytes <= 0 {
+		opts.SegmentBytes = defaultSegmentBytes
+	}
+	if opts.IndexIntervalBytes <= 0 {
+		opts.IndexIntervalBytes = defaultIndexInterval
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := lockDir(dir, opts.Wait)
+	if err != nil {
+		return nil, err
+	}
+	a := &Appender{dir: dir, opts: opts, lock: lock, producers: map[int64]*producerState{}}
+	if err := a.load(); err != nil {
+		a.closeFiles()
+		lock.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// LogEndOffset is the offset the next batch gets.
+func (a *Appender) LogEndOffset() int64 { return a.leo }
+
+// LogStartOffset is the first offset of the log.
+func (a *Appender) LogStartOffset() int64 { return a.logStart }
+
+// Dir is the partition directory.
+func (a *Appender) Dir() string { return a.dir }
+
+func (a *Appender) load() error {
+	d, err := partition.Open(a.dir)
+	if err != nil {
+		return err
+	}
+	var segs []partition.Segment
+	for _, s := range d.Segments {
+		if s.Log != "" {
+			segs = append(segs, s)
+		}
+	}
+	if len(segs) == 0 {
+		a.logStart = 0
+		return a.newSegment(0)
+	}
+	a.logStart = segs[0].BaseOffset
+	active := segs[len(segs)-1]
+	if err := a.openSegment(active); err != nil {
+		return err
+	}
+	return a.loadProducers(d, segs)
+}
+
+// openSegment opens the active segment for appending after validating it.
+func (a *Appender) openSegment(s partition.Segment) error {
+	f, err := os.OpenFile(s.Log, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	seg := &segment{base: s.BaseOffset, log: f, maxTS: -1, maxTSOffset: -1, lastTimeIndexTS: -1, lastIndexOffset: -1}
+	a.seg = seg
+	size := st.Size()
+	// The valid prefix: every batch complete and its CRC intact.
+	sc := format.NewScanner(f, size, format.ScanOptions{})
+	leo := s.BaseOffset
+	valid := int64(0)
+	reason := ""
+	for {
+		b, err := sc.Next()
+		if err == io.EOF {
+			if t := sc.Tail(); t.Bytes > 0 {
+				reason = strconv.FormatInt(t.Bytes, 10) + " bytes of an incomplete batch"
+				if t.Kind == format.TailZeros {
+					reason = strconv.FormatInt(t.Bytes, 10) + " zero bytes"
+				}
+			}
+			break
+		}
+		if err != nil {
+			reason = err.Error()
+			break
+		}
+		if !b.Valid() {
+			reason = "batch at offset " + strconv.FormatInt(b.BaseOffset, 10) + " fails its CRC check"
+			break
+		}
+		valid = b.Pos + b.Size()
+		leo = b.NextOffset()
+		if b.MaxTimestamp > seg.maxTS {
+			seg.maxTS, seg.maxTSOffset = b.MaxTimestamp, b.LastOffset()
+		}
+	}
+	if reason != "" && valid < size {
+		t := &Truncation{Segment: s.Log, Pos: valid, Bytes: size - valid, Reason: reason}
+		if !a.opts.TruncateInvalid {
+			return &InvalidTailError{T: *t}
+		}
+		if err := f.Truncate(valid); err != nil {
+			return err
+		}
+		a.Truncated = t
+		size = valid
+	}
+	seg.size = size
+	a.leo = leo
+	if seg.index, err = openIndex(s.Index, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.IndexSuffix)),
+		format.OffsetIndexEntrySize, func(e []byte) bool {
+			return entryPos(e) < valid && s.BaseOffset+int64(int32(be32(e))) < leo
+		}, &seg.lastIndexOffset, s.BaseOffset, 0); err != nil {
+		return err
+	}
+	if seg.timeindex, err = openIndex(s.TimeIndex, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.TimeIndexSuffix)),
+		format.TimeIndexEntrySize, func(e []byte) bool {
+			return s.BaseOffset+int64(int32(be32(e[8:]))) < leo
+		}, &seg.lastTimeIndexTS, s.BaseOffset, 1); err != nil {
+		return err
+	}
+	return nil
+}
+
+// InvalidTailError: the active segment does not end with a whole valid batch.
+type InvalidTailError struct{ T Truncation }
+
+func (e *InvalidTailError) Error() string {
+	return e.T.Segment + ": invalid data at position " + strconv.FormatInt(e.T.Pos, 10) + " (" + e.T.Reason +
+		", " + strconv.FormatInt(e.T.Bytes, 10) + " bytes to the end); refusing to append (use --truncate-invalid to cut them)"
+}
+
+// newSegment creates the files of a segment starting at base.
+func (a *Appender) newSegment(base int64) error {
+	mk := func(suffix string) (*os.File, error) {
+		return os.OpenFile(filepath.Join(a.dir, partition.FileName(base, suffix)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	}
+	seg := &segment{base: base, maxTS: -1, maxTSOffset: -1, lastTimeIndexTS: -1, lastIndexOffset: -1}
+	var err error
+	if seg.log, err = mk(partition.LogSuffix); err != nil {
+		return err
+	}
+	if seg.index, err = mk(partition.IndexSuffix); err != nil {
+		return err
+	}
+	if seg.timeindex, err = mk(partition.TimeIndexSuffix); err != nil {
+		return err
+	}
+	a.seg = seg
+	a.leo = base
+	return syncDir(a.dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (a *Appender) closeFiles() {
+	if s := a.seg; s != nil {
+		for _, f := range []*os.File{s.log, s.index, s.timeindex, s.txnindex} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+}
+
+// Sync flushes the active segment's files to disk.
+func (a *Appender) Sync() error {
+	s := a.seg
+	for _, f := range []*os.File{s.log, s.index, s.timeindex, s.txnindex} {
+		if f != nil {
+			if err := f.Sync(); err != nil {
+				return err
+			}
+		}
+	}
+	a.dirty = false
+	return nil
+}
+
+// Close syncs (unless SyncNever), closes the files and releases the lock.
+func (a *Appender) Close() error {
+	var err error
+	if a.dirty && a.opts.Sync != SyncNever {
+		err = a.Sync()
+	}
+	a.closeFiles()
+	if cerr := a.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+var errFenced = errors.New("producer epoch is older than the one in the log (fenced)")

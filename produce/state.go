@@ -1,0 +1,181 @@
+package produce
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+)
+
+func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
+
+func entryPos(e []byte) int64 { return int64(int32(be32(e[4:]))) }
+
+// openIndex opens (or creates) an index of the active segment for appending.
+// Entries after the first unused one (a preallocated zero tail) or that
+// point past the valid log are cut: the index is derived data, and an
+// append must follow the last real entry. last receives the last entry's
+// offset (kind 0, offset index) or timestamp (kind 1, time index).
+func openIndex(existing, path string, size int, keep func([]byte) bool, last *int64, base int64, kind int) (*os.File, error) {
+	if existing != "" {
+		path = existing
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	n := 0
+	for ; (n+1)*size <= len(data); n++ {
+		e := data[n*size : (n+1)*size]
+		rel := int32(be32(e)) // offset index: relative offset first
+		if kind == 1 {
+			rel = int32(be32(e[8:])) // time index: after the timestamp
+		}
+		if (n > 0 && rel == 0) || !keep(e) {
+			break
+		}
+		if kind == 0 {
+			*last = base + int64(rel)
+		} else {
+			*last = int64(binary.BigEndian.Uint64(e))
+		}
+	}
+	if n*size != len(data) {
+		if err := f.Truncate(int64(n * size)); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// loadProducers rebuilds producer state: from the latest snapshot at or
+// below the log end, then from every batch after the snapshot's offset.
+func (a *Appender) loadProducers(d *partition.Dir, segs []partition.Segment) error {
+	from := int64(-1)
+	for i := len(d.Snapshots) - 1; i >= 0; i-- {
+		s := d.Snapshots[i]
+		if s.Offset > a.leo {
+			continue
+		}
+		data, err := os.ReadFile(s.Path)
+		if err != nil {
+			return err
+		}
+		entries, err := format.ParseProducerSnapshot(data)
+		if err != nil {
+			continue // a damaged snapshot: rebuild from the log instead
+		}
+		for _, e := range entries {
+			a.producers[e.ProducerID] = &producerState{epoch: e.Epoch, lastSeq: e.LastSequence, lastOffset: e.LastOffset,
+				offsetDelta: e.OffsetDelta, lastTimestamp: e.Timestamp, coordinatorEpoch: e.CoordinatorEpoch, txnFirst: e.CurrentTxnFirstOffset}
+		}
+		from = s.Offset
+		break
+	}
+	var rr format.RecordReader
+	var rec format.Record
+	for i, s := range segs {
+		if from >= 0 && i+1 < len(segs) && segs[i+1].BaseOffset <= from {
+			continue // wholly before the snapshot
+		}
+		f, err := os.Open(s.Log)
+		if err != nil {
+			return err
+		}
+		size := a.seg.size
+		if s.BaseOffset != a.seg.base {
+			st, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return err
+			}
+			size = st.Size()
+		}
+		sc := format.NewScanner(f, size, format.ScanOptions{})
+		for {
+			b, err := sc.Next()
+			if err != nil {
+				break
+			}
+			if b.LastOffset() < from || b.ProducerID < 0 || !b.IsV2() {
+				continue
+			}
+			a.observe(b, &rr, &rec)
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// observe updates producer state with one batch from the log.
+func (a *Appender) observe(b *format.Batch, rr *format.RecordReader, rec *format.Record) {
+	p := a.producers[b.ProducerID]
+	if p == nil {
+		p = &producerState{txnFirst: -1, coordinatorEpoch: -1, lastSeq: -1}
+		a.producers[b.ProducerID] = p
+	}
+	if b.ProducerEpoch != p.epoch {
+		p.lastSeq = -1
+	}
+	p.epoch = b.ProducerEpoch
+	if b.IsControl() {
+		if err := rr.Reset(b); err == nil && rr.Next(rec) == nil {
+			if m, err := format.ParseEndTxnMarker(rec.Value); err == nil {
+				p.coordinatorEpoch = m.CoordinatorEpoch
+			}
+		}
+		p.txnFirst = -1
+		p.lastTimestamp = b.MaxTimestamp
+		return
+	}
+	if b.BaseSequence >= 0 {
+		p.lastSeq = b.LastSequence()
+		p.lastOffset = b.LastOffset()
+		p.offsetDelta = b.LastOffsetDelta
+	}
+	p.lastTimestamp = b.MaxTimestamp
+	if b.IsTransactional() && p.txnFirst < 0 {
+		p.txnFirst = b.BaseOffset
+	}
+}
+
+// writeSnapshot writes the producer state snapshot named by offset, as the
+// broker does when it rolls a segment.
+func (a *Appender) writeSnapshot(offset int64) error {
+	entries := make([]format.ProducerEntry, 0, len(a.producers))
+	for pid, p := range a.producers {
+		entries = append(entries, format.ProducerEntry{ProducerID: pid, Epoch: p.epoch, LastSequence: p.lastSeq,
+			LastOffset: p.lastOffset, OffsetDelta: p.offsetDelta, Timestamp: p.lastTimestamp,
+			CoordinatorEpoch: p.coordinatorEpoch, CurrentTxnFirstOffset: p.txnFirst})
+	}
+	sortEntries(entries)
+	data := format.AppendProducerSnapshot(nil, entries)
+	path := filepath.Join(a.dir, partition.FileName(offset, partition.SnapshotSuffix))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func sortEntries(es []format.ProducerEntry) {
+	sort.Slice(es, func(i, j int) bool { return es[i].ProducerID < es[j].ProducerID })
+}
