@@ -1,0 +1,344 @@
+package fetch
+
+import (
+	"errors"
+	"os"
+	"strconv"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// Isolation is the fetch isolation level.
+type Isolation int8
+
+// Isolation levels (IsolationLevel.java).
+const (
+	ReadUncommitted Isolation = 0
+	ReadCommitted   Isolation = 1
+)
+
+func (i Isolation) String() string {
+	if i == ReadCommitted {
+		return "read_committed"
+	}
+	return "read_uncommitted"
+}
+
+// Broker and client defaults (KafkaConfig, ConsumerConfig).
+const (
+	DefaultMaxBytes          = 52428800 // consumer fetch.max.bytes
+	DefaultPartitionMaxBytes = 1048576  // max.partition.fetch.bytes
+	BrokerFetchMaxBytes      = 57671680 // broker fetch.max.bytes (55 MiB)
+)
+
+// Request is one partition's fetch, in Kafka's terms.
+type Request struct {
+	// FetchOffset is the first offset wanted.
+	FetchOffset int64
+	// MaxBytes is the response limit; PartitionMaxBytes the partition's.
+	// Zero means the consumer defaults.
+	MaxBytes          int32
+	PartitionMaxBytes int32
+	// MinBytes and MaxWait make a long poll (Consumer.Poll, Log.LongPoll).
+	MinBytes int32
+	MaxWait  int64 // ms
+	// Isolation applies to consumers.
+	Isolation Isolation
+	// Replica marks a follower's fetch (replica id >= 0), bounded by the
+	// log end offset; the zero value is a consumer's fetch.
+	Replica bool
+	// NoMinOneMessage turns KIP-74 off: the first batch is no longer
+	// returned whole when it exceeds the byte limit. The slice is cut
+	// where the limit falls, as brokers before KIP-74 (0.10.0 and older)
+	// did, which is the stall a client reports as RecordExceedsMaxBytesError.
+	NoMinOneMessage bool
+	// HighWatermark overrides the log's high watermark when >= 0.
+	HighWatermark int64
+}
+
+// AbortedTransaction is a response's aborted transaction (producer id and
+// its first offset).
+type AbortedTransaction struct {
+	ProducerID  int64 `json:"producerId"`
+	FirstOffset int64 `json:"firstOffset"`
+}
+
+// ErrOffsetOutOfRange is OFFSET_OUT_OF_RANGE: the fetch offset is below the
+// log start offset or above the log end offset.
+var ErrOffsetOutOfRange = errors.New("OFFSET_OUT_OF_RANGE")
+
+// OutOfRangeError carries the offsets of an out-of-range fetch.
+type OutOfRangeError struct {
+	FetchOffset, LogStartOffset, LogEndOffset int64
+}
+
+func (e *OutOfRangeError) Error() string {
+	return "fetch offset " + strconv.FormatInt(e.FetchOffset, 10) + " is out of range [" +
+		strconv.FormatInt(e.LogStartOffset, 10) + ", " + strconv.FormatInt(e.LogEndOffset, 10) + "]"
+}
+
+// Unwrap makes errors.Is(err, ErrOffsetOutOfRange) work.
+func (e *OutOfRangeError) Unwrap() error { return ErrOffsetOutOfRange }
+
+// Fetched is the partition part of a fetch response.
+type Fetched struct {
+	// Offsets captured before the read, as Partition.readRecords does.
+	HighWatermark    int64
+	LastStableOffset int64
+	LogStartOffset   int64
+	LogEndOffset     int64
+	// Frame is the raw file slice the broker sends: whole batches, possibly
+	// ending inside one. It aliases the Log's buffer and is valid until the
+	// next read: copy it to keep it.
+	Frame []byte
+	// Truncated is set when Frame ends inside a batch;
+	// TruncatedRecordBytes is the size that batch declares.
+	Truncated            bool
+	TruncatedRecordBytes int64
+	// AbortedTransactions: non-nil for read_committed.
+	AbortedTransactions []AbortedTransaction
+	// Isolation and FetchOffset echo the request.
+	Isolation   Isolation
+	FetchOffset int64
+	// MaxBytes is the byte limit the read used.
+	MaxBytes int32
+}
+
+// Read serves one fetch as the broker does, step by step.
+func (l *Log) Read(req Request) (*Fetched, error) {
+	// Step 1: the response offsets are captured before reading.
+	hw := l.HighWatermark()
+	if req.HighWatermark >= 0 && !req.Replica {
+		hw = min(req.HighWatermark, l.leo)
+	}
+	f := &Fetched{HighWatermark: hw, LastStableOffset: l.LastStableOffset(hw), LogStartOffset: l.logStart,
+		LogEndOffset: l.leo, Isolation: req.Isolation, FetchOffset: req.FetchOffset}
+	if req.Isolation == ReadCommitted && !req.Replica {
+		f.AbortedTransactions = []AbortedTransaction{}
+	}
+	// Step 2: out of range (UnifiedLog.checkLogStartOffset, LocalLog.read).
+	if req.FetchOffset < l.logStart || req.FetchOffset > l.leo {
+		return f, &OutOfRangeError{FetchOffset: req.FetchOffset, LogStartOffset: l.logStart, LogEndOffset: l.leo}
+	}
+	// Step 3: the isolation bound (FetchIsolation): followers read to the
+	// log end, consumers to the high watermark or the last stable offset.
+	bound := l.leo
+	if !req.Replica {
+		bound = hw
+		if req.Isolation == ReadCommitted {
+			bound = f.LastStableOffset
+		}
+	}
+	// Step 4: at or past the bound there is nothing to return.
+	if req.FetchOffset >= bound {
+		return f, nil
+	}
+	// Step 5: the byte limit: the partition's, within the response's and
+	// the broker's fetch.max.bytes.
+	maxBytes, partMax := req.MaxBytes, req.PartitionMaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if partMax <= 0 {
+		partMax = DefaultPartitionMaxBytes
+	}
+	limit := int64(min(maxBytes, partMax, BrokerFetchMaxBytes))
+	f.MaxBytes = int32(limit)
+	boundSeg, boundPos, err := l.position(bound)
+	if err != nil {
+		return f, err
+	}
+	// Step 6: from the segment holding the fetch offset, the first batch
+	// whose last offset reaches it (LogSegment.translateOffset); a segment
+	// with none passes the read to the next (LocalLog.read).
+	for i := l.segmentIndex(req.FetchOffset); i < len(l.segs); i++ {
+		s := l.segs[i]
+		if s.base > boundSeg.base {
+			return f, nil
+		}
+		start, firstSize, ok, err := l.translate(s, req.FetchOffset)
+		if err != nil {
+			return f, err
+		}
+		if !ok {
+			continue
+		}
+		maxPos := s.size
+		if s == boundSeg {
+			maxPos = boundPos
+		}
+		// Step 7: KIP-74, the first batch whole even past the limit.
+		size := limit
+		if !req.NoMinOneMessage && firstSize > size {
+			size = firstSize
+		}
+		fetchSize := min(maxPos-start, size)
+		if fetchSize <= 0 {
+			return f, nil
+		}
+		// Step 8: the raw file slice, not trimmed to batch boundaries.
+		if err := l.readFrame(f, s, start, fetchSize, firstSize); err != nil {
+			return f, err
+		}
+		// Step 9: aborted transactions for read_committed.
+		if f.AbortedTransactions != nil {
+			if err := l.abortedTxns(f, i, s, start, fetchSize); err != nil {
+				return f, err
+			}
+		}
+		return f, nil
+	}
+	return f, nil
+}
+
+// segmentIndex is the segment with the largest base offset <= offset.
+func (l *Log) segmentIndex(offset int64) int {
+	i := 0
+	for j, s := range l.segs {
+		if s.base <= offset {
+			i = j
+		}
+	}
+	return i
+}
+
+// position is the (segment, byte position) of an offset, as
+// convertToOffsetMetadata gives it: the start of the batch holding it, or
+// the end of the active segment for the log end offset.
+func (l *Log) position(offset int64) (*segment, int64, error) {
+	if offset >= l.leo {
+		last := l.segs[len(l.segs)-1]
+		return last, last.size, nil
+	}
+	s := l.segs[l.segmentIndex(offset)]
+	pos, _, ok, err := l.translate(s, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ok {
+		return s, s.size, nil
+	}
+	return s, pos, nil
+}
+
+// translate finds the first batch whose last offset is >= offset, starting
+// from the offset index's lookup (LogSegment.translateOffset). It returns
+// the batch's position and size.
+func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err error) {
+	start := int64(0)
+	if s.index != "" {
+		if data, rerr := os.ReadFile(s.index); rerr == nil {
+			idx := format.OffsetIndex{BaseOffset: s.base, Data: data}
+			if e := idx.Lookup(offset); e.Pos >= 0 && e.Pos < s.size {
+				start = e.Pos
+			}
+		}
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer f.Close()
+	sc := format.NewScanner(f, s.size, format.ScanOptions{})
+	sc.SetPos(start)
+	for {
+		b, err := sc.Next()
+		if err != nil {
+			if start != 0 {
+				// A stale index: search from the segment start.
+				start = 0
+				sc.Reset(f, s.size)
+				continue
+			}
+			return 0, 0, false, nil
+		}
+		if b.LastOffset() >= offset {
+			return b.Pos, b.Size(), true, nil
+		}
+	}
+}
+
+// readFrame reads [start, start+size) of a segment into the Log's buffer and
+// notes whether it ends inside a batch.
+func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) error {
+	buf := l.frameBuf(size)
+	data, err := readAt(s.path, start, buf)
+	if err != nil {
+		return err
+	}
+	f.Frame = data
+	for p := int64(0); p < int64(len(data)); {
+		if int64(len(data))-p < format.LogOverhead {
+			f.Truncated, f.TruncatedRecordBytes = true, -1
+			if p == 0 {
+				f.TruncatedRecordBytes = firstSize
+			}
+			break
+		}
+		n := format.LogOverhead + int64(int32(be32(data[p+8:])))
+		if n <= format.LogOverhead || p+n > int64(len(data)) {
+			f.Truncated, f.TruncatedRecordBytes = true, n
+			break
+		}
+		p += n
+	}
+	return nil
+}
+
+func be32(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+
+// abortedTxns collects the aborted transactions overlapping the read
+// (LocalLog.collectAbortedTransactions): up to the first index entry past the
+// bytes read (OffsetIndex.fetchUpperBoundOffset), else the next segment's
+// base, else the log end.
+func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64) error {
+	upper := int64(-1)
+	if s.index != "" {
+		if data, err := os.ReadFile(s.index); err == nil {
+			idx := format.OffsetIndex{BaseOffset: s.base, Data: data}
+			n := idx.Used()
+			for j := 0; j < n; j++ {
+				if e := idx.Entry(j); e.Pos >= start+fetchSize {
+					upper = e.Offset
+					break
+				}
+			}
+		}
+	}
+	if upper < 0 {
+		if i+1 < len(l.segs) {
+			upper = l.segs[i+1].base
+		} else {
+			upper = l.leo
+		}
+	}
+	for ; i < len(l.segs); i++ {
+		seg := l.segs[i]
+		if seg.txnIndex == "" {
+			continue
+		}
+		data, err := os.ReadFile(seg.txnIndex)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return err
+		}
+		for _, t := range format.AbortedTxns(data) {
+			if t.LastOffset >= f.FetchOffset && t.FirstOffset < upper {
+				f.AbortedTransactions = append(f.AbortedTransactions, AbortedTransaction{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset})
+			}
+			if t.LastStableOffset >= upper {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func (l *Log) frameBuf(n int64) []byte {
+	if int64(cap(l.frame)) < n {
+		l.frame = make([]byte, n)
+	}
+	return l.frame[:n]
+}
