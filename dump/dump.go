@@ -51,6 +51,9 @@ type Options struct {
 	// absolute against in the end-of-run summaries (Java's
 	// File.getAbsolutePath); "" means the process's working directory.
 	Cwd string
+	// Decoder prints keys and values through one of kafka-dump-log's
+	// message decoders (--offsets-decoder, ...); it implies PrintData.
+	Decoder Decoder
 }
 
 // Result summarises a run.
@@ -85,6 +88,9 @@ func (e *FatalError) Unwrap() error { return e.Err }
 // stderr. The error is nil, an *IOError, or a *FatalError; findings are
 // counted in Result.
 func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
+	if opts.Decoder != DecoderNone {
+		opts.PrintData = true
+	}
 	if opts.PrintData {
 		opts.Deep = true
 	}
@@ -97,6 +103,7 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 	} else {
 		d.r = newTextRenderer(stdout, opts)
 	}
+	d.attachDecoder() // decoder.go
 	var res Result
 	var err error
 	for _, p := range paths {
@@ -141,6 +148,8 @@ type dumper struct {
 	idxMisPaths []string
 	idxMis      map[string][][2]int64
 	tix         timeIndexErrors
+	// dec is the --offsets-decoder etc. decoder (decoder.go); nil without one.
+	dec *recordDecoder
 }
 
 // javaPath normalises a path as java.io.File does on Unix: repeated slashes
@@ -357,14 +366,21 @@ func (d *dumper) dumpLog(p, name string) error {
 				d.noteGap(abs, prev, r.Offset)
 			}
 			prev = r.Offset
+			d.decodeRecord(b, r) // decoder.go
 			if ferr := d.r.record(b, r); ferr != nil {
 				d.findings++
 				pe := &format.PosError{Kind: format.ErrCorrupt, Pos: b.Pos, Offset: r.Offset, Field: "control", Msg: ferr.Error()}
-				d.r.problem(problemFromError(pe, "control-decode"))
+				kind := "control-decode"
+				if d.dec != nil && !b.IsControl() {
+					// A coordinator decoder met a keyless record: Kafka dies.
+					pe.Field, pe.Msg, kind = "key", missingKeyMessage(r.Offset), "record-decode"
+				}
+				d.r.problem(problemFromError(pe, kind))
 				if !d.opts.JSON {
 					return &FatalError{Path: p, Err: pe}
 				}
 			}
+			d.reportDecodeProblem(b, r) // decoder.go
 		}
 	}
 	t := sc.Tail()

@@ -24,6 +24,9 @@ var oracleModes = []struct {
 	{"skip", Options{MaxBytes: -1, PrintData: true, SkipRecordMetadata: true}},
 	{"verify", Options{MaxBytes: -1, VerifyIndexOnly: true}},
 	{"sanity", Options{MaxBytes: -1, IndexSanityOnly: true}},
+	// Options.Decoder is picked from the fixture's folder: fixtureDecoder
+	// (decoder_test.go).
+	{"decoder", Options{MaxBytes: -1}},
 }
 
 // dumpedSuffixes are the files kafka-dump-log prints.
@@ -76,6 +79,9 @@ func TestGoldenKafkaDumpLog(t *testing.T) {
 				_, kafkaDied := os.Stat(path + "." + m.suffix + ".exitcode.txt")
 				opts := m.opts
 				opts.Cwd = dir
+				if m.suffix == "decoder" {
+					opts.Decoder = fixtureDecoder(dir, name)
+				}
 				var stdout, stderr bytes.Buffer
 				_, err := Run([]string{name}, opts, &stdout, &stderr)
 				if !bytes.Equal(stdout.Bytes(), want) {

@@ -19,6 +19,7 @@ type jsonRenderer struct {
 	opts Options
 	line []byte
 	path string
+	dec  *recordDecoder // --offsets-decoder etc. (decoder.go); nil without one
 }
 
 func newJSONRenderer(w io.Writer, opts Options) *jsonRenderer {
@@ -141,6 +142,9 @@ func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
 	} else if j.opts.PrintData {
 		l = appendBytesField(l, "key", "keyEncoding", r.Key)
 		l = appendBytesField(l, "value", "valueEncoding", r.Value)
+	}
+	if j.dec != nil && !b.IsControl() {
+		l = j.dec.cur.appendJSONFields(l)
 	}
 	j.emit(l)
 	return ctlErr

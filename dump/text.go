@@ -16,6 +16,7 @@ type textRenderer struct {
 	w    *bufio.Writer
 	opts Options
 	line []byte
+	dec  *recordDecoder // --offsets-decoder etc. (decoder.go); nil without one
 }
 
 func newTextRenderer(w io.Writer, opts Options) *textRenderer {
@@ -150,7 +151,9 @@ func (t *textRenderer) record(b *format.Batch, r *format.Record) error {
 			l, ctlErr = appendControl(l, r)
 		}
 	}
-	if ctlErr == nil && t.opts.PrintData && !b.IsControl() {
+	if ctlErr == nil && t.opts.PrintData && !b.IsControl() && t.dec != nil {
+		l, ctlErr = t.dec.cur.appendText(l, t.opts.SkipRecordMetadata)
+	} else if ctlErr == nil && t.opts.PrintData && !b.IsControl() {
 		prefix := " "
 		if t.opts.SkipRecordMetadata {
 			prefix = "| "

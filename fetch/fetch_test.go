@@ -108,14 +108,14 @@ func TestReadCommitted(t *testing.T) {
 		}
 		return r
 	}
-	mustAppend(&produce.Batch{Records: rec("plain-0"), ProducerID: -1})                            // 0
-	mustAppend(&produce.Batch{Records: rec("aborted-1"), ProducerID: 5, Transactional: true})      // 1
-	mustAppend(&produce.Batch{Records: rec("plain-2"), ProducerID: -1})                            // 2
-	if _, err := a.EndTxn(5, 0, false, 0); err != nil { // 3: ABORT
+	mustAppend(&produce.Batch{Records: rec("plain-0"), ProducerID: -1})                       // 0
+	mustAppend(&produce.Batch{Records: rec("aborted-1"), ProducerID: 5, Transactional: true}) // 1
+	mustAppend(&produce.Batch{Records: rec("plain-2"), ProducerID: -1})                       // 2
+	if _, err := a.EndTxn(5, 0, false, 0); err != nil {                                       // 3: ABORT
 		t.Fatal(err)
 	}
 	mustAppend(&produce.Batch{Records: rec("committed-4"), ProducerID: 6, Transactional: true}) // 4
-	if _, err := a.EndTxn(6, 0, true, 0); err != nil {                                         // 5: COMMIT
+	if _, err := a.EndTxn(6, 0, true, 0); err != nil {                                          // 5: COMMIT
 		t.Fatal(err)
 	}
 	mustAppend(&produce.Batch{Records: rec("open-6"), ProducerID: 7, Transactional: true}) // 6: open

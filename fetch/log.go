@@ -44,7 +44,7 @@ type Log struct {
 	openTxn map[int64]int64
 	// hw is the high watermark from the log dir's
 	// replication-offset-checkpoint, or -1 when it has none.
-	hw int64
+	hw    int64
 	frame []byte
 }
 

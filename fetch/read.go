@@ -285,7 +285,9 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 	return nil
 }
 
-func be32(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+func be32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
 
 // abortedTxns collects the aborted transactions overlapping the read
 // (LocalLog.collectAbortedTransactions): up to the first index entry past the

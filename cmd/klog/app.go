@@ -35,11 +35,12 @@ func usageError(format string, a ...any) error {
 	return &exitError{code: ExitTrouble, msg: fmt.Sprintf(format, a...)}
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:      "klog",
 		Usage:     "read, check and write Apache Kafka partition logs on disk",
 		Version:   version,
+		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// Errors come back to run, which maps them to exit codes; the
@@ -52,8 +53,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 }
 
 // run is main without os.Exit: tests call it with buffers.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK

@@ -19,6 +19,12 @@ var (
 	sanityFlag    = &cli.BoolFlag{Name: "index-sanity-check", Usage: "run only the broker's sanity check on .index/.timeindex files"}
 	maxMsgFlag    = &cli.IntFlag{Name: "max-message-size", Value: 5242880, Usage: "bytes to read at each indexed position when checking an .index"}
 	maxBatchFlag  = &cli.IntFlag{Name: "max-batch-bytes", Value: 0, Usage: "largest batch to read (0: 256 MiB)"}
+
+	// kafka-dump-log's message decoders; each implies --print-data-log. If
+	// several are given, the first of this list wins, as in Kafka.
+	offsetsDecoderFlag  = &cli.BoolFlag{Name: "offsets-decoder", Usage: "print __consumer_offsets records as JSON (implies --print-data-log)"}
+	txnLogDecoderFlag   = &cli.BoolFlag{Name: "transaction-log-decoder", Usage: "print __transaction_state records as JSON (implies --print-data-log)"}
+	clusterMetadataFlag = &cli.BoolFlag{Name: "cluster-metadata-decoder", Usage: "print KRaft __cluster_metadata records as JSON (implies --print-data-log)"}
 )
 
 var dumpCommand = &cli.Command{
@@ -31,7 +37,7 @@ stderr, except that where Kafka dies with a stack trace klog prints one problem
 line ("klog: dump: FILE: ...") naming the position and offset.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag, jsonFlag, maxBatchFlag},
+	Flags:  []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag, jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag},
 	Action: runDump,
 }
 
@@ -58,6 +64,14 @@ func runDump(c *cli.Context) error {
 		VerifyIndexOnly:    c.Bool(verifyIdxFlag.Name),
 		IndexSanityOnly:    c.Bool(sanityFlag.Name),
 		MaxMessageSize:     c.Int(maxMsgFlag.Name),
+	}
+	switch {
+	case c.Bool(offsetsDecoderFlag.Name):
+		opts.Decoder = dump.DecoderOffsets
+	case c.Bool(txnLogDecoderFlag.Name):
+		opts.Decoder = dump.DecoderTransactionLog
+	case c.Bool(clusterMetadataFlag.Name):
+		opts.Decoder = dump.DecoderClusterMetadata
 	}
 	if c.IsSet(maxBytesFlag.Name) {
 		opts.MaxBytes = c.Int64(maxBytesFlag.Name)

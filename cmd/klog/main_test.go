@@ -21,7 +21,7 @@ func segments(t *testing.T, parts ...string) string {
 func klog(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errw bytes.Buffer
-	code = run(context.Background(), append([]string{"klog"}, args...), &out, &errw)
+	code = run(context.Background(), append([]string{"klog"}, args...), strings.NewReader(""), &out, &errw)
 	return code, out.String(), errw.String()
 }
 
