@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/format"
+	"github.com/urfave/cli/v2"
+)
+
+var (
+	fetchLogFlag      = &cli.StringFlag{Name: "log", Usage: "partition directory to fetch from", Required: true}
+	fetchOffsetFlag   = &cli.Int64Flag{Name: "offset", Value: -1, Usage: "fetch offset (default: the log start, or the group's committed offset)"}
+	fetchMaxFlag      = &cli.IntFlag{Name: "max-bytes", Value: fetch.DefaultMaxBytes, Usage: "response max bytes (fetch.max.bytes)"}
+	fetchPartMaxFlag  = &cli.IntFlag{Name: "partition-max-bytes", Value: fetch.DefaultPartitionMaxBytes, Usage: "partition max bytes (max.partition.fetch.bytes)"}
+	fetchIsoFlag      = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed"}
+	fetchReplicaFlag  = &cli.BoolFlag{Name: "replica", Usage: "fetch as a follower (bounded by the log end offset, not the high watermark)"}
+	fetchHWFlag       = &cli.Int64Flag{Name: "high-watermark", Value: -1, Usage: "high watermark (default: replication-offset-checkpoint in the log dir, else the log end offset)"}
+	fetchMinBytesFlag = &cli.IntFlag{Name: "min-bytes", Value: 1, Usage: "long poll until this many bytes are available"}
+	fetchMaxWaitFlag  = &cli.DurationFlag{Name: "max-wait", Value: 0, Usage: "long poll for at most this long (fetch.max.wait.ms)"}
+	fetchMinOneFlag   = &cli.BoolFlag{Name: "min-one-message", Value: true, Usage: "KIP-74: return the first batch whole even past max bytes (false: the old stall)"}
+	fetchJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "one JSON object per fetch, shaped like a broker request-log line"}
+	fetchFollowFlag   = &cli.BoolFlag{Name: "follow", Usage: "run a consumer: poll to the high watermark, commit, keep long-polling"}
+	fetchGroupFlag    = &cli.StringFlag{Name: "group", Usage: "consumer group whose committed offset --follow resumes from and commits to"}
+	fetchTimeoutFlag  = &cli.DurationFlag{Name: "timeout", Usage: "with --follow, stop after this long (default: until interrupted)"}
+	fetchDataFlag     = &cli.BoolFlag{Name: "print-data-log", Value: true, Usage: "print keys and values"}
+)
+
+var fetchCommand = &cli.Command{
+	Name:  "fetch",
+	Usage: "serve one fetch from a partition directory as a broker would, or run a consumer",
+	Description: `Applies the broker's read rules to the partition: the fetch offset, max bytes
+(the response may end inside a batch), KIP-74, the high watermark or last
+stable offset bound, aborted transactions for read_committed, long polls.
+Prints a summary line and the records; --json prints one request-log-shaped
+object per fetch. --follow --group G runs a consumer that prints position and
+lag after each poll and commits.`,
+	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
+		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
+		fetchTimeoutFlag, fetchDataFlag},
+	Action: runFetch,
+}
+
+func runFetch(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usageError("fetch: unexpected arguments %q", c.Args().Slice())
+	}
+	var iso fetch.Isolation
+	switch c.String(fetchIsoFlag.Name) {
+	case "read_uncommitted", "uncommitted":
+	case "read_committed", "committed":
+		iso = fetch.ReadCommitted
+	default:
+		return usageError("fetch: --isolation must be read_uncommitted or read_committed")
+	}
+	dir := c.String(fetchLogFlag.Name)
+	out := bufio.NewWriter(c.App.Writer)
+	defer out.Flush()
+	if c.Bool(fetchFollowFlag.Name) {
+		return follow(c, dir, iso, out)
+	}
+	l, err := fetch.Open(dir)
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+	}
+	hw := c.Int64(fetchHWFlag.Name)
+	if hw < 0 {
+		if _, ok := l.CheckpointHighWatermark(); !ok && !c.Bool(fetchReplicaFlag.Name) {
+			fmt.Fprintf(c.App.ErrWriter, "klog: fetch: no high watermark for %s in replication-offset-checkpoint; using the log end offset %d\n", dir, l.LogEndOffset())
+		}
+	}
+	req := fetch.Request{
+		FetchOffset: c.Int64(fetchOffsetFlag.Name), MaxBytes: int32(c.Int(fetchMaxFlag.Name)),
+		PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), MinBytes: int32(c.Int(fetchMinBytesFlag.Name)),
+		MaxWait: c.Duration(fetchMaxWaitFlag.Name).Milliseconds(), Isolation: iso, Replica: c.Bool(fetchReplicaFlag.Name),
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw,
+	}
+	if req.FetchOffset < 0 {
+		req.FetchOffset = l.LogStartOffset()
+	}
+	start := time.Now()
+	f, err := l.LongPoll(c.Context, req)
+	took := time.Since(start)
+	var oor *fetch.OutOfRangeError
+	if err != nil && !errors.As(err, &oor) {
+		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+	}
+	if c.Bool(fetchJSONFlag.Name) {
+		writeFetchJSON(out, req, f, err, took)
+	} else {
+		writeFetchText(out, f, err, c.Bool(fetchDataFlag.Name))
+	}
+	if oor != nil {
+		out.Flush()
+		return &exitError{code: ExitFindings, msg: "fetch: OFFSET_OUT_OF_RANGE: " + oor.Error()}
+	}
+	return nil
+}
+
+// frameRecords yields the whole batches of a frame and their records.
+func frameRecords(frame []byte, fn func(b *format.Batch, r *format.Record) error) error {
+	var rr format.RecordReader
+	var rec format.Record
+	for p := 0; p+format.LogOverhead <= len(frame); {
+		n := format.LogOverhead + int(int32(uint32(frame[p+8])<<24|uint32(frame[p+9])<<16|uint32(frame[p+10])<<8|uint32(frame[p+11])))
+		if n <= format.LogOverhead || p+n > len(frame) {
+			return nil
+		}
+		b, err := format.ParseBatch(frame[p:p+n], int64(p))
+		if err != nil {
+			return err
+		}
+		if err := b.CheckCRC(); err != nil {
+			return err
+		}
+		if err := rr.Reset(b); err != nil {
+			return err
+		}
+		for {
+			err := rr.Next(&rec)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(b, &rec); err != nil {
+				return err
+			}
+		}
+		p += n
+	}
+	return nil
+}
+
+func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) {
+	fmt.Fprintf(out, "fetchOffset: %d highWatermark: %d lastStableOffset: %d logStartOffset: %d logEndOffset: %d recordsSizeInBytes: %d truncated: %t",
+		f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.LogStartOffset, f.LogEndOffset, len(f.Frame), f.Truncated)
+	if f.Truncated {
+		fmt.Fprintf(out, " truncatedRecordBytes: %d", f.TruncatedRecordBytes)
+	}
+	if f.AbortedTransactions != nil {
+		out.WriteString(" abortedTransactions: [")
+		for i, a := range f.AbortedTransactions {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			fmt.Fprintf(out, "{producerId: %d firstOffset: %d}", a.ProducerID, a.FirstOffset)
+		}
+		out.WriteString("]")
+	}
+	out.WriteByte('\n')
+	if ferr != nil {
+		return
+	}
+	err := frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
+		fmt.Fprintf(out, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, r.KeySize, r.ValueSize)
+		if b.IsControl() {
+			if k, err := format.ParseControlKey(r.Key); err == nil {
+				fmt.Fprintf(out, " control: %s", k.Type)
+			}
+		} else if data {
+			if r.Key != nil {
+				out.WriteString(" key: ")
+				out.Write(dump.AppendJavaUTF8(nil, r.Key))
+			}
+			if r.Value != nil {
+				out.WriteString(" payload: ")
+				out.Write(dump.AppendJavaUTF8(nil, r.Value))
+			}
+		}
+		out.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(out, "! %v\n", err)
+	}
+}
+
+func jsonString(b []byte) string {
+	if b == nil {
+		return "null"
+	}
+	if utf8.Valid(b) {
+		return strconv.Quote(string(b))
+	}
+	return strconv.Quote(base64.StdEncoding.EncodeToString(b))
+}
+
+func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr error, took time.Duration) {
+	fmt.Fprintf(out, `{"requestApiKeyName":"FETCH","request":{"fetchOffset":%d,"maxBytes":%d,"partitionMaxBytes":%d,"minBytes":%d,"maxWaitMs":%d,"isolationLevel":%d,"replica":%t},`,
+		req.FetchOffset, req.MaxBytes, req.PartitionMaxBytes, req.MinBytes, req.MaxWait, req.Isolation, req.Replica)
+	errCode := 0
+	if ferr != nil {
+		errCode = 1 // OFFSET_OUT_OF_RANGE
+	}
+	fmt.Fprintf(out, `"response":{"errorCode":%d,"highWatermark":%d,"lastStableOffset":%d,"logStartOffset":%d,"recordsSizeInBytes":%d,"truncated":%t,"truncatedRecordBytes":%d,"abortedTransactions":`,
+		errCode, f.HighWatermark, f.LastStableOffset, f.LogStartOffset, len(f.Frame), f.Truncated, f.TruncatedRecordBytes)
+	if f.AbortedTransactions == nil {
+		out.WriteString("null")
+	} else {
+		out.WriteByte('[')
+		for i, a := range f.AbortedTransactions {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			fmt.Fprintf(out, `{"producerId":%d,"firstOffset":%d}`, a.ProducerID, a.FirstOffset)
+		}
+		out.WriteByte(']')
+	}
+	out.WriteString(`,"records":[`)
+	first := true
+	frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
+		if !first {
+			out.WriteByte(',')
+		}
+		first = false
+		fmt.Fprintf(out, `{"offset":%d,"timestamp":%d,"isControl":%t,"key":%s,"value":%s`, r.Offset, r.Timestamp, b.IsControl(), jsonString(r.Key), jsonString(r.Value))
+		if r.Key != nil && !utf8.Valid(r.Key) {
+			out.WriteString(`,"keyEncoding":"base64"`)
+		}
+		if r.Value != nil && !utf8.Valid(r.Value) {
+			out.WriteString(`,"valueEncoding":"base64"`)
+		}
+		out.WriteByte('}')
+		return nil
+	})
+	fmt.Fprintf(out, `]},"totalTimeMs":%.3f}`+"\n", float64(took.Microseconds())/1000)
+}
+
+// follow runs a consumer until the context ends: poll, print, commit.
+func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) error {
+	wait := c.Duration(fetchMaxWaitFlag.Name)
+	if wait <= 0 {
+		wait = 500 * time.Millisecond
+	}
+	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{
+		Group: c.String(fetchGroupFlag.Name), StartOffset: c.Int64(fetchOffsetFlag.Name),
+		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)),
+		MinBytes: int32(max(1, c.Int(fetchMinBytesFlag.Name))), MaxWait: wait, Isolation: iso,
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: c.Int64(fetchHWFlag.Name),
+	})
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+	}
+	defer cons.Close()
+	ctx := c.Context
+	if d := c.Duration(fetchTimeoutFlag.Name); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	for ctx.Err() == nil {
+		recs, _, err := cons.Poll(ctx)
+		for _, r := range recs {
+			fmt.Fprintf(out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
+			if c.Bool(fetchDataFlag.Name) {
+				if r.Key != nil {
+					out.WriteString(" key: ")
+					out.Write(dump.AppendJavaUTF8(nil, r.Key))
+				}
+				if r.Value != nil {
+					out.WriteString(" payload: ")
+					out.Write(dump.AppendJavaUTF8(nil, r.Value))
+				}
+			}
+			out.WriteByte('\n')
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			out.Flush()
+			code := ExitTrouble
+			var cre *fetch.CorruptRecordError
+			var rex *fetch.RecordExceedsMaxBytesError
+			if errors.As(err, &cre) || errors.As(err, &rex) {
+				code = ExitFindings
+			}
+			return &exitError{code: code, msg: "fetch: " + err.Error()}
+		}
+		fmt.Fprintf(out, "position: %d highWatermark: %d lag: %d\n", cons.Position(), cons.HighWatermark(), cons.Lag())
+		out.Flush()
+		if c.String(fetchGroupFlag.Name) != "" {
+			if err := cons.Commit(); err != nil {
+				return &exitError{code: ExitTrouble, msg: "fetch: commit: " + err.Error()}
+			}
+		}
+	}
+	return nil
+}
