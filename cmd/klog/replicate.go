@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/replicate"
+	"github.com/urfave/cli/v2"
+)
+
+var (
+	replDirFlag     = &cli.StringFlag{Name: "dir", Usage: "cluster directory: broker-<id>/<topic>-<partition> per broker", Required: true}
+	replBrokersFlag = &cli.StringFlag{Name: "brokers", Value: "1,2,3", Usage: "replica broker ids; the first leads"}
+	replTopicFlag   = &cli.StringFlag{Name: "topic", Value: "orders", Usage: "topic name"}
+	replPartFlag    = &cli.IntFlag{Name: "partition", Value: 0, Usage: "partition number"}
+	replPreloadFlag = &cli.IntFlag{Name: "preload", Value: 0, Usage: "records already committed on every replica before the run"}
+	replRecordsFlag = &cli.IntFlag{Name: "records", Value: 1, Usage: "records to produce, one per produce request"}
+	replEveryFlag   = &cli.IntFlag{Name: "produce-every", Value: 1, Usage: "ticks between produce requests"}
+	replAcksFlag    = &cli.StringFlag{Name: "acks", Value: "all", Usage: "0, 1 or all"}
+	replMinISRFlag  = &cli.IntFlag{Name: "min-insync-replicas", Value: 1, Usage: "min.insync.replicas for acks=all"}
+	replLagFlag     = &cli.DurationFlag{Name: "replica-lag-time-max", Value: 30 * time.Second, Usage: "replica.lag.time.max.ms"}
+	replDelayFlag   = &cli.StringSliceFlag{Name: "follower-delay", Usage: "broker=duration: that follower fetches only this often (repeatable)"}
+	replTickFlag    = &cli.DurationFlag{Name: "tick", Value: 10 * time.Millisecond, Usage: "one fetch round"}
+	replTicksFlag   = &cli.IntFlag{Name: "ticks", Value: 0, Usage: "rounds to run (default: until everything produced is committed and read)"}
+	replStepFlag    = &cli.BoolFlag{Name: "step", Usage: "deterministic: a virtual clock, no waiting (reproducible output)"}
+	replJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one line per RPC, shaped like Kafka's request log"}
+	replGroupFlag   = &cli.StringFlag{Name: "consumer-group", Usage: "run a consumer in this group that fetches every tick, bounded by the HW, and commits"}
+	replCrashFlag   = &cli.IntFlag{Name: "crash-leader-at", Value: -1, Usage: "stop the leader at this tick and elect an in-sync follower"}
+)
+
+var replicateCommand = &cli.Command{
+	Name:  "replicate",
+	Usage: "run the produce-to-fetch pipeline: a leader, followers that fetch, the high watermark, acks",
+	Description: `Each broker is a partition directory under --dir. Followers replicate only
+through their own fetch requests; the leader learns their log end offsets from
+the fetch offsets, sets the high watermark to the smallest over the ISR and
+writes it to each broker's replication-offset-checkpoint (so klog tail and
+klog offsets show it move). Producers use acks 0, 1 or all. Prints the moments
+table (one row per change), or --json one line per RPC.`,
+	Flags: []cli.Flag{replDirFlag, replBrokersFlag, replTopicFlag, replPartFlag, replPreloadFlag, replRecordsFlag, replEveryFlag,
+		replAcksFlag, replMinISRFlag, replLagFlag, replDelayFlag, replTickFlag, replTicksFlag, replStepFlag, replJSONFlag,
+		replGroupFlag, replCrashFlag},
+	Action: runReplicate,
+}
+
+func runReplicate(c *cli.Context) error {
+	var brokers []int32
+	for _, s := range strings.Split(c.String(replBrokersFlag.Name), ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+		if err != nil {
+			return usageError("replicate: bad --brokers %q", c.String(replBrokersFlag.Name))
+		}
+		brokers = append(brokers, int32(v))
+	}
+	var acks replicate.Acks
+	switch c.String(replAcksFlag.Name) {
+	case "0":
+		acks = replicate.AcksNone
+	case "1":
+		acks = replicate.AcksLeader
+	case "all", "-1":
+		acks = replicate.AcksAll
+	default:
+		return usageError("replicate: --acks must be 0, 1 or all")
+	}
+	delays := map[int32]time.Duration{}
+	for _, d := range c.StringSlice(replDelayFlag.Name) {
+		id, dur, ok := strings.Cut(d, "=")
+		v, err1 := strconv.ParseInt(id, 10, 32)
+		dd, err2 := time.ParseDuration(dur)
+		if !ok || err1 != nil || err2 != nil {
+			return usageError("replicate: --follower-delay takes broker=duration, got %q", d)
+		}
+		delays[int32(v)] = dd
+	}
+	tick := c.Duration(replTickFlag.Name)
+	cfg := replicate.Config{Dir: c.String(replDirFlag.Name), Topic: c.String(replTopicFlag.Name), Partition: int32(c.Int(replPartFlag.Name)),
+		Brokers: brokers, MinInsyncReplicas: c.Int(replMinISRFlag.Name), Tick: tick,
+		ReplicaLagTimeMax: c.Duration(replLagFlag.Name), FollowerDelay: delays}
+	step := c.Bool(replStepFlag.Name)
+	if !step {
+		cfg.Now = time.Now
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+	}
+	cl, err := replicate.New(cfg)
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+	}
+	defer cl.Close()
+	if err := cl.Preload(c.Int(replPreloadFlag.Name)); err != nil {
+		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+	}
+	out := bufio.NewWriter(c.App.Writer)
+	defer out.Flush()
+	jsonOut := c.Bool(replJSONFlag.Name)
+	enc := json.NewEncoder(out)
+	rpcSeen := len(cl.RPCs())
+	flushRPCs := func() {
+		for _, r := range cl.RPCs()[rpcSeen:] {
+			if jsonOut {
+				enc.Encode(r)
+			}
+		}
+		rpcSeen = len(cl.RPCs())
+		out.Flush()
+	}
+	var cons *fetch.Consumer
+	group := c.String(replGroupFlag.Name)
+	type consRow struct {
+		moment int
+		pos    int64
+	}
+	var consRows []consRow
+	records, every := c.Int(replRecordsFlag.Name), max(1, c.Int(replEveryFlag.Name))
+	maxTicks := c.Int(replTicksFlag.Name)
+	limit := maxTicks
+	if limit <= 0 {
+		limit = 100000
+	}
+	produced := 0
+	var calls []*replicate.ProduceCall
+	crashAt := c.Int(replCrashFlag.Name)
+	for t := 0; t < limit; t++ {
+		if c.Context.Err() != nil {
+			break
+		}
+		if t == crashAt {
+			if _, err := cl.CrashLeader(); err != nil {
+				return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+			}
+			if cons != nil {
+				cons.Close()
+				cons = nil
+			}
+		}
+		if produced < records && t%every == 0 {
+			v := []byte("record-" + strconv.FormatInt(cl.Leader().LEO(), 10))
+			calls = append(calls, cl.Produce([][]byte{v}, acks))
+			produced++
+		}
+		if err := cl.Step(); err != nil {
+			return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		}
+		if group != "" {
+			if cons == nil {
+				cons, err = fetch.NewConsumer(cl.Leader().Dir, fetch.ConsumerConfig{Group: group, StartOffset: -1, HighWatermark: -1})
+				if err != nil {
+					return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+				}
+			}
+			before := cons.Position()
+			if _, err := cl.Consume(cons); err != nil {
+				return &exitError{code: ExitTrouble, msg: "replicate: consumer: " + err.Error()}
+			}
+			if cons.Position() != before {
+				cl.Commit(cons, group)
+				label := "The reader fetches offsets " + strconv.FormatInt(before, 10) + " to " + strconv.FormatInt(cons.Position()-1, 10)
+				if cons.Position()-1 == before {
+					label = "The reader fetches offset " + strconv.FormatInt(before, 10)
+				}
+				cl.Note(label)
+				consRows = append(consRows, consRow{len(cl.Moments()) - 1, cons.Position()})
+			}
+		}
+		flushRPCs()
+		if !step {
+			time.Sleep(tick)
+		}
+		if maxTicks <= 0 && produced == records && cl.HighWatermark() == cl.Leader().LEO() && allDone(calls) &&
+			(cons == nil || cons.Position() == cl.HighWatermark()) {
+			break
+		}
+	}
+	if cons != nil {
+		cons.Close()
+	}
+	flushRPCs()
+	if jsonOut {
+		return nil
+	}
+	header := []string{"Moment", "Leader log end offset"}
+	for _, b := range cl.Brokers()[1:] {
+		name := "Follower " + cl.Name(b.ID)
+		header = append(header, name+" next fetch")
+	}
+	header = append(header, "High watermark", "A reader can see")
+	if group != "" {
+		header = append(header, "Consumer position")
+	}
+	var rows [][]string
+	ci := 0
+	lastPos := "0"
+	for i, m := range cl.Moments() {
+		for ci < len(consRows) && consRows[ci].moment <= i {
+			lastPos = strconv.FormatInt(consRows[ci].pos, 10)
+			ci++
+		}
+		r := []string{m.Label, strconv.FormatInt(m.LeaderLEO, 10)}
+		r = append(r, m.Followers...)
+		r = append(r, strconv.FormatInt(m.HW, 10), m.Visible)
+		if group != "" {
+			r = append(r, lastPos)
+		}
+		rows = append(rows, r)
+	}
+	if err := dump.WriteTable(out, header, rows); err != nil {
+		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+	}
+	for i, call := range calls {
+		status := "no response (acks=0)"
+		switch {
+		case call.Err != nil:
+			status = call.Err.Error()
+		case call.Done:
+			status = fmt.Sprintf("answered at tick %d", call.DoneTick)
+		case call.Acks == replicate.AcksAll:
+			status = "waiting for the high watermark"
+		}
+		fmt.Fprintf(out, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, status)
+	}
+	return nil
+}
+
+func allDone(calls []*replicate.ProduceCall) bool {
+	for _, c := range calls {
+		if !c.Done && c.Acks != replicate.AcksNone {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,113 @@
+package produce
+
+import (
+	"os"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+)
+
+// TruncateTo removes every batch whose last offset is at or above offset, as
+// a follower does when its log diverges from a new leader's
+// (UnifiedLog.truncateTo): later segments and snapshots are deleted, the
+// segment holding offset is cut at the start of the batch holding it, and
+// its indexes are trimmed. It returns the new log end offset.
+func (a *Appender) TruncateTo(offset int64) (int64, error) {
+	if offset >= a.leo {
+		return a.leo, nil
+	}
+	a.closeFiles()
+	a.seg = nil
+	a.producers = map[int64]*producerState{}
+	d, err := partition.Open(a.dir)
+	if err != nil {
+		return 0, err
+	}
+	for i := len(d.Segments) - 1; i >= 0; i-- {
+		s := d.Segments[i]
+		if s.BaseOffset >= offset && i > 0 {
+			for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+				if f != "" {
+					if err := os.Remove(f); err != nil {
+						return 0, err
+					}
+				}
+			}
+			continue
+		}
+		if err := cutSegment(s, offset); err != nil {
+			return 0, err
+		}
+		break
+	}
+	for _, sn := range d.Snapshots {
+		if sn.Offset > offset {
+			if err := os.Remove(sn.Path); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := syncDir(a.dir); err != nil {
+		return 0, err
+	}
+	if err := a.load(); err != nil {
+		return 0, err
+	}
+	return a.leo, nil
+}
+
+// cutSegment truncates a segment's log at the first batch whose last offset
+// reaches offset, and its .txnindex before the first abort at or above it.
+func cutSegment(s partition.Segment, offset int64) error {
+	if s.Log == "" {
+		return nil
+	}
+	f, err := os.OpenFile(s.Log, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	sc := format.NewScanner(f, st.Size(), format.ScanOptions{})
+	cut := int64(-1)
+	for {
+		b, err := sc.Next()
+		if err != nil {
+			break
+		}
+		if b.LastOffset() >= offset {
+			cut = b.Pos
+			break
+		}
+	}
+	if cut < 0 {
+		cut = sc.Pos()
+	}
+	if err := f.Truncate(cut); err != nil {
+		return err
+	}
+	if s.TxnIndex != "" {
+		data, err := os.ReadFile(s.TxnIndex)
+		if err != nil {
+			return err
+		}
+		keep := 0
+		for i, t := range format.AbortedTxns(data) {
+			if t.LastOffset >= offset {
+				break
+			}
+			keep = (i + 1) * format.AbortedTxnEntrySize
+		}
+		if err := os.Truncate(s.TxnIndex, int64(keep)); err != nil {
+			return err
+		}
+	}
+	return f.Sync()
+}
+
+// SetLeaderEpoch sets the partition leader epoch written in later batches,
+// as a broker does when it becomes leader.
+func (a *Appender) SetLeaderEpoch(epoch int32) { a.opts.PartitionLeaderEpoch = epoch }

@@ -1,0 +1,5 @@
+package replicate
+
+import "context"
+
+func contextBackground() context.Context { return context.Background() }
