@@ -758,7 +758,6 @@ func (c *Cluster) Commit(cons *fetch.Consumer, group string) error {
 	return err
 }
 
-
 // Note records a table row for an event outside the cluster's own steps (a
 // consumer's fetch, say), with the current offsets.
 func (c *Cluster) Note(label string) { c.moment(label, nil, -1) }
