@@ -224,6 +224,12 @@ func BenchmarkFprintf(b *testing.B) {
 // with KLOG_BIG=1:
 //
 //	KLOG_BIG=1 go test -run='^TestDumpBigSegments$' -v ./dump/
+//
+// KLOG_BIG_DIR=/tmp/klog-big keeps the segments there (1GiB/ and 256MiB/)
+// for measuring by hand, e.g.
+//
+//	go build -o /tmp/klog ./cmd/klog
+//	/usr/bin/time -v /tmp/klog dump --print-data-log /tmp/klog-big/1GiB/00000000000000000000.log >/dev/null
 func TestDumpBigSegments(t *testing.T) {
 	if os.Getenv("KLOG_BIG") != "1" {
 		t.Skip("set KLOG_BIG=1 to dump generated 1 GiB and 256 MiB segments")
@@ -256,6 +262,12 @@ func TestDumpBigSegments(t *testing.T) {
 		size int64
 	}{{"1GiB", 1 << 30}, {"256MiB", 256 << 20}} {
 		dir := t.TempDir()
+		if keep := os.Getenv("KLOG_BIG_DIR"); keep != "" {
+			dir = filepath.Join(keep, c.name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 		p := filepath.Join(dir, "00000000000000000000.log")
 		recs, err := benchWriteSegment(p, c.size)
 		if err != nil {
@@ -278,6 +290,8 @@ func TestDumpBigSegments(t *testing.T) {
 		if c.size == 256<<20 && walls[0] >= 490*time.Millisecond {
 			t.Errorf("%s: best wall time %v, want under 0.49 s", c.name, walls[0])
 		}
-		os.Remove(p)
+		if os.Getenv("KLOG_BIG_DIR") == "" {
+			os.Remove(p)
+		}
 	}
 }

@@ -47,6 +47,12 @@ type Options struct {
 	// MaxMessageSize is how many bytes to read at an indexed position
 	// (--max-message-size); 0 means DefaultMaxMessageSize.
 	MaxMessageSize int
+	// KeyEncoding and ValueEncoding render key and value bytes
+	// (--key-encoding, --value-encoding); the default is Kafka's text.
+	KeyEncoding, ValueEncoding Encoding
+	// Filter, when set, selects batches and records (klog's own; the
+	// output is then no longer kafka-dump-log's).
+	Filter *Filter
 	// Cwd is the working directory relative paths are opened from and made
 	// absolute against in the end-of-run summaries (Java's
 	// File.getAbsolutePath); "" means the process's working directory.
@@ -54,6 +60,43 @@ type Options struct {
 	// Decoder prints keys and values through one of kafka-dump-log's
 	// message decoders (--offsets-decoder, ...); it implies PrintData.
 	Decoder Decoder
+}
+
+// Filter selects what a dump prints. Bounds are inclusive; -1 leaves one
+// open. Use NewFilter for an all-open filter.
+type Filter struct {
+	FromOffset, ToOffset       int64
+	FromTimestamp, ToTimestamp int64
+	// ProducerID keeps only that producer's batches (-1: any).
+	ProducerID             int64
+	ControlOnly, NoControl bool
+}
+
+// NewFilter returns a filter that keeps everything.
+func NewFilter() *Filter {
+	return &Filter{FromOffset: -1, ToOffset: -1, FromTimestamp: -1, ToTimestamp: -1, ProducerID: -1}
+}
+
+// skipBatch reports whether no record of b can pass, and whether every later
+// batch is past ToOffset too.
+func (f *Filter) skipBatch(b *format.Batch) (skip, done bool) {
+	if f.ToOffset >= 0 && b.BaseOffset > f.ToOffset && b.IsV2() {
+		return true, true
+	}
+	switch {
+	case f.FromOffset >= 0 && b.LastOffset() < f.FromOffset,
+		f.FromTimestamp >= 0 && b.MaxTimestamp < f.FromTimestamp && b.Magic > format.MagicV0,
+		f.ProducerID >= 0 && b.ProducerID != f.ProducerID,
+		f.ControlOnly && !b.IsControl(),
+		f.NoControl && b.IsControl():
+		return true, false
+	}
+	return false, false
+}
+
+func (f *Filter) keepRecord(r *format.Record) bool {
+	return (f.FromOffset < 0 || r.Offset >= f.FromOffset) && (f.ToOffset < 0 || r.Offset <= f.ToOffset) &&
+		(f.FromTimestamp < 0 || r.Timestamp >= f.FromTimestamp) && (f.ToTimestamp < 0 || r.Timestamp <= f.ToTimestamp)
 }
 
 // Result summarises a run.
@@ -287,6 +330,13 @@ func (d *dumper) dumpLog(p, name string) error {
 	d.r.fileStart(p, fileSize)
 	d.rr.Decompressor.MaxBytes = d.opts.MaxDecompressedBytes
 	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: d.opts.MaxBatchBytes})
+	filter := d.opts.Filter
+	if filter != nil && filter.FromOffset >= 0 {
+		// Start where the broker would: the offset index's lookup.
+		if pos := d.indexPosition(p, name, filter.FromOffset, size); pos > 0 {
+			sc.SetPos(pos)
+		}
+	}
 	abs := d.absPath(p)
 	prev := int64(-1)
 	var batches, records int64
@@ -315,6 +365,16 @@ func (d *dumper) dumpLog(p, name string) error {
 				return nil
 			}
 			continue
+		}
+		if filter != nil {
+			skip, done := filter.skipBatch(b)
+			if done {
+				d.r.fileEnd(p, batches, records, format.Tail{Pos: b.Pos, Offset: -1})
+				return nil
+			}
+			if skip {
+				continue
+			}
 		}
 		batches++
 		if !b.Compression().Known() {
@@ -360,11 +420,15 @@ func (d *dumper) dumpLog(p, name string) error {
 				}
 				break
 			}
-			records++
 			r := &d.rec
-			if r.Offset != prev+1 {
+			if filter != nil {
+				if !filter.keepRecord(r) {
+					continue
+				}
+			} else if r.Offset != prev+1 {
 				d.noteGap(abs, prev, r.Offset)
 			}
+			records++
 			prev = r.Offset
 			d.decodeRecord(b, r) // decoder.go
 			if ferr := d.r.record(b, r); ferr != nil {
@@ -390,6 +454,26 @@ func (d *dumper) dumpLog(p, name string) error {
 	}
 	d.r.fileEnd(p, batches, records, t)
 	return nil
+}
+
+// indexPosition is the position the .index beside a segment gives for
+// offset (OffsetIndex.lookup), or 0 when there is no usable index.
+func (d *dumper) indexPosition(p, name string, offset, size int64) int64 {
+	base, ok := baseOffsetFromName(name)
+	if !ok {
+		return 0
+	}
+	data, err := os.ReadFile(d.openPath(filepath.Join(filepath.Dir(p), strings.SplitN(name, ".", 2)[0]+".index")))
+	if err != nil {
+		return 0
+	}
+	idx := format.OffsetIndex{BaseOffset: base, Data: data[:len(data)/format.OffsetIndexEntrySize*format.OffsetIndexEntrySize]}
+	idx.Data = idx.Data[:idx.Used()*format.OffsetIndexEntrySize]
+	pos := idx.Lookup(offset).Pos
+	if pos < 0 || pos >= size {
+		return 0
+	}
+	return pos
 }
 
 // recordProblem reports a record decoding error: fatal in text mode (Kafka

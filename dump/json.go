@@ -2,7 +2,9 @@ package dump
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"io"
 	"strconv"
 	"unicode/utf8"
@@ -126,7 +128,7 @@ func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
 			l = append(l, `{"key":`...)
 			l = appendJSONString(l, string(h.Key))
 			if j.opts.PrintData {
-				l = appendBytesField(l, "value", "valueEncoding", h.Value)
+				l = appendBytesFieldAs(l, "value", "valueEncoding", h.Value, j.opts.ValueEncoding)
 			}
 			l = append(l, '}')
 		}
@@ -140,8 +142,8 @@ func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
 	if b.IsControl() {
 		l, ctlErr = appendControlJSON(l, r)
 	} else if j.opts.PrintData {
-		l = appendBytesField(l, "key", "keyEncoding", r.Key)
-		l = appendBytesField(l, "value", "valueEncoding", r.Value)
+		l = appendBytesFieldAs(l, "key", "keyEncoding", r.Key, j.opts.KeyEncoding)
+		l = appendBytesFieldAs(l, "value", "valueEncoding", r.Value, j.opts.ValueEncoding)
 	}
 	if j.dec != nil && !b.IsControl() {
 		l = j.dec.cur.appendJSONFields(l)
@@ -184,6 +186,30 @@ func indexByte(b []byte, c byte) int {
 		}
 	}
 	return -1
+}
+
+// appendBytesFieldAs writes bytes in an explicit encoding: text keeps the
+// default (a string, or base64 when not UTF-8); hex and base64 always use
+// that encoding; redacted writes "sha256:<hex>" and the size only.
+func appendBytesFieldAs(l []byte, name, encName string, v []byte, e Encoding) []byte {
+	if e == EncodingText || v == nil {
+		return appendBytesField(l, name, encName, v)
+	}
+	l = append(appendField(l, name), '"')
+	switch e {
+	case EncodingHex:
+		l = hex.AppendEncode(l, v)
+	case EncodingBase64:
+		l = base64.StdEncoding.AppendEncode(l, v)
+	default:
+		sum := sha256.Sum256(v)
+		l = append(l, "sha256:"...)
+		l = hex.AppendEncode(l, sum[:])
+	}
+	l = append(l, '"')
+	l = append(appendField(l, encName), '"')
+	l = append(l, e.String()...)
+	return append(l, '"')
 }
 
 // appendBytesField writes "name": the bytes as a JSON string when they are

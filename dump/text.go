@@ -83,7 +83,14 @@ func batchPrefix(l []byte, b *format.Batch) []byte {
 
 // batch: printBatchLevel.
 func (t *textRenderer) batch(b *format.Batch) {
-	l := batchPrefix(t.line[:0], b)
+	l := appendBatchLine(t.line[:0], b)
+	t.w.Write(l)
+	t.line = l
+}
+
+// appendBatchLine appends printBatchLevel's whole line, newline included.
+func appendBatchLine(l []byte, b *format.Batch) []byte {
+	l = batchPrefix(l, b)
 	l = append(l, " position: "...)
 	l = strconv.AppendInt(l, b.Pos, 10)
 	l = append(l, ' ')
@@ -100,9 +107,7 @@ func (t *textRenderer) batch(b *format.Batch) {
 	l = strconv.AppendUint(l, uint64(b.CRC), 10)
 	l = append(l, " isvalid: "...)
 	l = strconv.AppendBool(l, b.Valid())
-	l = append(l, '\n')
-	t.w.Write(l)
-	t.line = l
+	return append(l, '\n')
 }
 
 // batchPrefixOnly: printBatchLevel when CompressionType.forId throws.
@@ -116,7 +121,15 @@ func (t *textRenderer) batchPrefixOnly(b *format.Batch) {
 // printRecordContents, one line per record. A control record Kafka cannot
 // decode ends the dump after the part of the line already printed.
 func (t *textRenderer) record(b *format.Batch, r *format.Record) error {
-	l := t.line[:0]
+	l, ctlErr := t.appendRecord(t.line[:0], b, r)
+	t.w.Write(l)
+	t.line = l
+	return ctlErr
+}
+
+// appendRecord appends record's line to l: newline included unless a
+// control record could not be decoded, whose error it returns.
+func (t *textRenderer) appendRecord(l []byte, b *format.Batch, r *format.Record) ([]byte, error) {
 	var ctlErr error
 	if !t.opts.SkipRecordMetadata {
 		l = append(l, "| offset: "...)
@@ -161,21 +174,19 @@ func (t *textRenderer) record(b *format.Batch, r *format.Record) error {
 		if r.Key != nil {
 			l = append(l, prefix...)
 			l = append(l, "key: "...)
-			l = AppendJavaUTF8(l, r.Key)
+			l = appendEncoded(l, r.Key, t.opts.KeyEncoding)
 			prefix = " "
 		}
 		if r.Value != nil {
 			l = append(l, prefix...)
 			l = append(l, "payload: "...)
-			l = AppendJavaUTF8(l, r.Value)
+			l = appendEncoded(l, r.Value, t.opts.ValueEncoding)
 		}
 	}
 	if ctlErr == nil {
 		l = append(l, '\n')
 	}
-	t.w.Write(l)
-	t.line = l
-	return ctlErr
+	return l, ctlErr
 }
 
 // appendControl: printControlRecord.

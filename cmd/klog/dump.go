@@ -9,16 +9,25 @@ import (
 )
 
 var (
-	dumpFilesFlag = &cli.StringFlag{Name: "files", Usage: "comma-separated list of files to dump (kafka-dump-log's --files; split on ',' without trimming)"}
-	printDataFlag = &cli.BoolFlag{Name: "print-data-log", Usage: "print keys and values; implies --deep-iteration"}
-	deepFlag      = &cli.BoolFlag{Name: "deep-iteration", Usage: "print every record of every batch"}
-	skipMetaFlag  = &cli.BoolFlag{Name: "skip-record-metadata", Usage: "omit per-record metadata in deep iteration"}
-	maxBytesFlag  = &cli.Int64Flag{Name: "max-bytes", Value: 2147483647, Usage: "read only the first N bytes of each .log/.checkpoint (whole batches only)"}
-	jsonFlag      = &cli.BoolFlag{Name: "json", Usage: "write NDJSON, one object per line, instead of kafka-dump-log's text"}
-	verifyIdxFlag = &cli.BoolFlag{Name: "verify-index-only", Usage: "check .index/.timeindex entries against the log without printing them"}
-	sanityFlag    = &cli.BoolFlag{Name: "index-sanity-check", Usage: "run only the broker's sanity check on .index/.timeindex files"}
-	maxMsgFlag    = &cli.IntFlag{Name: "max-message-size", Value: 5242880, Usage: "bytes to read at each indexed position when checking an .index"}
-	maxBatchFlag  = &cli.IntFlag{Name: "max-batch-bytes", Value: 0, Usage: "largest batch to read (0: 256 MiB)"}
+	dumpFilesFlag   = &cli.StringFlag{Name: "files", Usage: "comma-separated list of files to dump (kafka-dump-log's --files; split on ',' without trimming)"}
+	printDataFlag   = &cli.BoolFlag{Name: "print-data-log", Usage: "print keys and values; implies --deep-iteration"}
+	deepFlag        = &cli.BoolFlag{Name: "deep-iteration", Usage: "print every record of every batch"}
+	skipMetaFlag    = &cli.BoolFlag{Name: "skip-record-metadata", Usage: "omit per-record metadata in deep iteration"}
+	maxBytesFlag    = &cli.Int64Flag{Name: "max-bytes", Value: 2147483647, Usage: "read only the first N bytes of each .log/.checkpoint (whole batches only)"}
+	jsonFlag        = &cli.BoolFlag{Name: "json", Usage: "write NDJSON, one object per line, instead of kafka-dump-log's text"}
+	keyEncFlag      = &cli.StringFlag{Name: "key-encoding", Value: "text", Usage: "text (Kafka's), hex, base64 or redacted (size and hash only)"}
+	valueEncFlag    = &cli.StringFlag{Name: "value-encoding", Value: "text", Usage: "text (Kafka's), hex, base64 or redacted (size and hash only)"}
+	fromOffsetFlag  = &cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "only records at or after this offset (seeks through the .index)"}
+	toOffsetFlag    = &cli.Int64Flag{Name: "to-offset", Value: -1, Usage: "only records at or before this offset"}
+	fromTSFlag      = &cli.Int64Flag{Name: "from-timestamp", Value: -1, Usage: "only records with timestamp >= this (ms)"}
+	toTSFlag        = &cli.Int64Flag{Name: "to-timestamp", Value: -1, Usage: "only records with timestamp <= this (ms)"}
+	pidFilterFlag   = &cli.Int64Flag{Name: "producer-id", Value: -1, Usage: "only batches of this producer id"}
+	controlOnlyFlag = &cli.BoolFlag{Name: "control-only", Usage: "only control batches (transaction markers, KRaft control records)"}
+	noControlFlag   = &cli.BoolFlag{Name: "no-control", Usage: "skip control batches"}
+	verifyIdxFlag   = &cli.BoolFlag{Name: "verify-index-only", Usage: "check .index/.timeindex entries against the log without printing them"}
+	sanityFlag      = &cli.BoolFlag{Name: "index-sanity-check", Usage: "run only the broker's sanity check on .index/.timeindex files"}
+	maxMsgFlag      = &cli.IntFlag{Name: "max-message-size", Value: 5242880, Usage: "bytes to read at each indexed position when checking an .index"}
+	maxBatchFlag    = &cli.IntFlag{Name: "max-batch-bytes", Value: 0, Usage: "largest batch to read (0: 256 MiB)"}
 
 	// kafka-dump-log's message decoders; each implies --print-data-log. If
 	// several are given, the first of this list wins, as in Kafka.
@@ -37,7 +46,9 @@ stderr, except that where Kafka dies with a stack trace klog prints one problem
 line ("klog: dump: FILE: ...") naming the position and offset.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag, jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag},
+	Flags: []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
+		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, keyEncFlag, valueEncFlag,
+		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag},
 	Action: runDump,
 }
 
@@ -64,6 +75,32 @@ func runDump(c *cli.Context) error {
 		VerifyIndexOnly:    c.Bool(verifyIdxFlag.Name),
 		IndexSanityOnly:    c.Bool(sanityFlag.Name),
 		MaxMessageSize:     c.Int(maxMsgFlag.Name),
+	}
+	var err error
+	if opts.KeyEncoding, err = dump.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
+		return usageError("dump: --key-encoding: %v", err)
+	}
+	if opts.ValueEncoding, err = dump.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
+		return usageError("dump: --value-encoding: %v", err)
+	}
+	for _, f := range []*cli.Int64Flag{fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag} {
+		if c.IsSet(f.Name) && opts.Filter == nil {
+			opts.Filter = dump.NewFilter()
+		}
+	}
+	if c.Bool(controlOnlyFlag.Name) || c.Bool(noControlFlag.Name) {
+		if opts.Filter == nil {
+			opts.Filter = dump.NewFilter()
+		}
+	}
+	if f := opts.Filter; f != nil {
+		f.FromOffset, f.ToOffset = c.Int64(fromOffsetFlag.Name), c.Int64(toOffsetFlag.Name)
+		f.FromTimestamp, f.ToTimestamp = c.Int64(fromTSFlag.Name), c.Int64(toTSFlag.Name)
+		f.ProducerID = c.Int64(pidFilterFlag.Name)
+		f.ControlOnly, f.NoControl = c.Bool(controlOnlyFlag.Name), c.Bool(noControlFlag.Name)
+		if f.ControlOnly && f.NoControl {
+			return usageError("dump: --control-only and --no-control exclude each other")
+		}
 	}
 	switch {
 	case c.Bool(offsetsDecoderFlag.Name):
