@@ -136,6 +136,12 @@ func (a *Appender) EndTxn(producerID int64, epoch int16, commit bool, coordinato
 		return res, err
 	}
 	p.txnFirst = -1
+	if epoch != p.epoch {
+		// A marker with a bumped epoch clears the producer's batch
+		// metadata (ProducerStateEntry.maybeUpdateProducerEpoch): its
+		// next batch starts at sequence 0, as observe does on reload.
+		p.lastSeq = -1
+	}
 	p.epoch = epoch
 	p.coordinatorEpoch = coordinatorEpoch
 	p.lastTimestamp = now

@@ -222,14 +222,16 @@ func (a *Appender) openSegment(s partition.Segment) error {
 		if err == io.EOF {
 			if t := sc.Tail(); t.Bytes > 0 {
 				reason = strconv.FormatInt(t.Bytes, 10) + " bytes of an incomplete batch"
-				if t.Kind == format.TailZeros {
-					reason = strconv.FormatInt(t.Bytes, 10) + " zero bytes"
-				}
 			}
 			break
 		}
 		if err != nil {
 			reason = err.Error()
+			// The scanner reports a zero tail (preallocation, an
+			// unclean shutdown) with the size-0 error; say what it is.
+			if t := sc.Tail(); sc.Done() && t.Kind == format.TailZeros {
+				reason = strconv.FormatInt(t.Bytes, 10) + " zero bytes"
+			}
 			break
 		}
 		if !b.Valid() {

@@ -295,3 +295,5 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 	}
 	return nil
 }
+
+func validUTF8(b []byte) bool { return utf8.Valid(b) }

@@ -117,10 +117,12 @@ func runProduce(c *cli.Context) error {
 		if c.Bool(prodJSONFlag.Name) {
 			fmt.Fprintf(out, `{"baseOffset":%d,"lastOffset":%d,"logAppendTime":%d,"logStartOffset":%d}`+"\n",
 				r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
+			out.Flush()
 			return
 		}
 		fmt.Fprintf(out, "baseOffset: %d lastOffset: %d logAppendTime: %d logStartOffset: %d\n",
 			r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
+		out.Flush() // a response is sent when the batch is appended, not at exit
 	}
 	runErr := func() error {
 		if et := c.String(prodEndTxnFlag.Name); et != "" {
@@ -208,7 +210,9 @@ func trimNewline(b []byte) []byte {
 			b = b[:n-1]
 		}
 	}
-	return append([]byte(nil), b...)
+	// Non-nil even when empty: an empty line is an empty value, as
+	// kafka-console-producer sends it, not a null (a tombstone).
+	return append([]byte{}, b...)
 }
 
 type jsonHeader struct {

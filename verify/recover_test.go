@@ -1,0 +1,170 @@
+package verify
+
+import (
+	"context"
+	"crypto/sha256"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// copyPartition copies a fixture partition (without oracle .txt files).
+func copyPartition(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	des, _ := os.ReadDir(src)
+	for _, de := range des {
+		if de.IsDir() || strings.HasSuffix(de.Name(), ".txt") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dst, de.Name()), b, 0o644)
+	}
+	return dst
+}
+
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		b, _ := os.ReadFile(filepath.Join(dir, de.Name()))
+		h.Write([]byte(de.Name()))
+		h.Write(b)
+	}
+	return string(h.Sum(nil))
+}
+
+func offsets(t *testing.T, dir string) []int64 {
+	t.Helper()
+	var out []int64
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if !strings.HasSuffix(de.Name(), ".log") {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, de.Name()))
+		sc := format.NewScanner(strings.NewReader(string(data)), int64(len(data)), format.ScanOptions{})
+		var rr format.RecordReader
+		var r format.Record
+		for {
+			b, err := sc.Next()
+			if err != nil {
+				break
+			}
+			if !b.Valid() || rr.Reset(b) != nil {
+				break
+			}
+			for rr.Next(&r) == nil {
+				out = append(out, r.Offset)
+			}
+		}
+	}
+	return out
+}
+
+func TestRecoverDamagedPartition(t *testing.T) {
+	t.Parallel()
+	dir := copyPartition(t, segments(t, "kafka-written", "unifiedlog-producer", "topic-0"))
+	good := offsets(t, dir)
+	// Flip a byte inside the records of the second batch of segment 16.
+	p := filepath.Join(dir, "00000000000000000016.log")
+	data, _ := os.ReadFile(p)
+	bounds := batchBounds(t, data)
+	data[bounds[1][0]+70] ^= 0x40
+	os.WriteFile(p, data, 0o644)
+	before := treeHash(t, dir)
+
+	plan, err := PlanRecovery(dir, RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Changes() {
+		t.Fatal("recovery of a damaged partition changes nothing")
+	}
+	var truncated, deleted int
+	for _, s := range plan.Segments {
+		if s.TruncateBytes > 0 && !s.Delete {
+			truncated++
+			if s.ValidBytes != bounds[1][0] || s.BaseOffset != 16 {
+				t.Errorf("truncation at %d of segment %d, want %d of 16", s.ValidBytes, s.BaseOffset, bounds[1][0])
+			}
+		}
+		if s.Delete {
+			deleted++
+		}
+	}
+	if truncated != 1 || deleted != 1 {
+		t.Errorf("%d truncated, %d deleted segments, want 1 and 1", truncated, deleted)
+	}
+	out := filepath.Join(t.TempDir(), "topic-0")
+	if err := plan.WriteRecovered(out); err != nil {
+		t.Fatal(err)
+	}
+	if treeHash(t, dir) != before {
+		t.Fatal("recovery changed the input")
+	}
+	rep, err := Run(context.Background(), []string{out}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rep.Files {
+		if !rep.Files[i].OK {
+			t.Errorf("recovered %s: %+v", rep.Files[i].Path, rep.Files[i].Problems)
+		}
+	}
+	got := offsets(t, out)
+	var want []int64
+	for _, o := range good {
+		if o < plan.LogEndOffset {
+			want = append(want, o)
+		}
+	}
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("recovered %d records, want the %d of the valid prefix", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("record %d: offset %d, want %d", i, got[i], want[i])
+		}
+	}
+}
+
+func TestSalvage(t *testing.T) {
+	t.Parallel()
+	src := segments(t, "kafka-written", "v2-none", "00000000000000000000.log")
+	data, _ := os.ReadFile(src)
+	bounds := batchBounds(t, data)
+	// Garbage in the middle: overwrite the second batch's header.
+	for i := bounds[1][0]; i < bounds[1][0]+20; i++ {
+		data[i] = 0xee
+	}
+	p := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	os.WriteFile(p, data, 0o644)
+	var got []int64
+	skipped, err := Salvage(p, 0, func(b *format.Batch, r *format.Record) error {
+		got = append(got, r.Offset)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skipped) != 1 || skipped[0].From != bounds[1][0] || skipped[0].To != bounds[2][0] {
+		t.Errorf("skipped %+v, want [%d, %d)", skipped, bounds[1][0], bounds[2][0])
+	}
+	// Batches 0, 2 and 3 saved: offsets 0-3 then 8 onwards.
+	if len(got) == 0 || got[0] != 0 || got[4] != 8 {
+		t.Errorf("salvaged offsets %v", got)
+	}
+	_ = io.EOF
+}
