@@ -18,7 +18,15 @@ type ScanOptions struct {
 	// MaxBatchBytes caps the size of one entry; a larger one is reported as
 	// ErrTooLarge instead of being read. 0 means DefaultMaxBatchBytes.
 	MaxBatchBytes int
+	// ReadAhead is how many bytes one read fetches, so that small batches
+	// are served from memory instead of two reads each: 0 means
+	// DefaultReadAhead, a negative value reads exactly what each entry
+	// needs (for callers that must read as little as possible).
+	ReadAhead int
 }
+
+// DefaultReadAhead is the scanner's read window.
+const DefaultReadAhead = 128 << 10
 
 // TailKind classifies the bytes after the last complete entry.
 type TailKind int
@@ -85,6 +93,10 @@ type Scanner struct {
 	tail  Tail
 	err   error
 	done  bool
+	// win holds the bytes [winPos, winPos+len(win)) of the input.
+	win    []byte
+	winBuf []byte
+	winPos int64
 }
 
 // NewScanner returns a Scanner over the first size bytes of r.
@@ -93,6 +105,12 @@ func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 	if s.max <= 0 {
 		s.max = DefaultMaxBatchBytes
 	}
+	switch {
+	case opts.ReadAhead == 0:
+		s.winBuf = make([]byte, DefaultReadAhead)
+	case opts.ReadAhead > 0:
+		s.winBuf = make([]byte, opts.ReadAhead)
+	}
 	return s
 }
 
@@ -100,6 +118,7 @@ func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 func (s *Scanner) Reset(r io.ReaderAt, size int64) {
 	s.r, s.size, s.pos, s.err, s.done = r, size, 0, nil, false
 	s.tail = Tail{}
+	s.win = nil
 }
 
 // SetPos moves the scanner to byte position pos, which must be an entry
@@ -133,11 +152,16 @@ func (s *Scanner) Next() (*Batch, error) {
 		}
 		return s.finish(Tail{Kind: kind, Pos: s.pos, Bytes: remain, Offset: -1}, nil)
 	}
-	if _, err := s.r.ReadAt(s.hdr[:], s.pos); err != nil && !errors.Is(err, io.EOF) {
+	hdr, err := s.view(s.pos, HeaderSizeUpToMagic)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return s.finish(Tail{}, err)
 	}
-	offset := int64(binary.BigEndian.Uint64(s.hdr[posOffset:]))
-	size := int32(binary.BigEndian.Uint32(s.hdr[posSize:]))
+	if len(hdr) < HeaderSizeUpToMagic {
+		// The input shrank under us.
+		return s.finish(Tail{Kind: TailShort, Pos: s.pos, Bytes: int64(len(hdr)), Offset: -1}, nil)
+	}
+	offset := int64(binary.BigEndian.Uint64(hdr[posOffset:]))
+	size := int32(binary.BigEndian.Uint32(hdr[posSize:]))
 	if size < RecordOverheadV0 {
 		kind := TailCorrupt
 		if offset == 0 && size == 0 && s.zerosFrom(s.pos) {
@@ -156,14 +180,11 @@ func (s *Scanner) Next() (*Batch, error) {
 			Expected: s.max, Actual: total, Msg: "entry larger than the batch size limit"}
 		return s.finish(Tail{Kind: TailCorrupt, Pos: s.pos, Bytes: remain, Offset: offset}, pe)
 	}
-	if int64(cap(s.buf)) < total {
-		s.buf = make([]byte, total, growCap(cap(s.buf), int(total), s.max))
-	}
-	buf := s.buf[:total]
-	if n, err := s.r.ReadAt(buf, s.pos); int64(n) < total {
+	buf, err := s.view(s.pos, int(total))
+	if int64(len(buf)) < total {
 		if err == nil || errors.Is(err, io.EOF) {
 			// The input shrank under us (a truncated file being read).
-			return s.finish(Tail{Kind: TailPartial, Pos: s.pos, Bytes: int64(n), Offset: offset, Want: total}, nil)
+			return s.finish(Tail{Kind: TailPartial, Pos: s.pos, Bytes: int64(len(buf)), Offset: offset, Want: total}, nil)
 		}
 		return s.finish(Tail{}, err)
 	}
@@ -175,6 +196,41 @@ func (s *Scanner) Next() (*Batch, error) {
 	}
 	s.pos += total
 	return &s.batch, nil
+}
+
+// view returns the n bytes at pos (fewer when the input ends first): from the
+// read window when they are in it, else by refilling the window from pos,
+// else (an entry larger than the window) with one read into the batch
+// buffer. The slice is valid until the next call.
+func (s *Scanner) view(pos int64, n int) ([]byte, error) {
+	if pos >= s.winPos && pos+int64(n) <= s.winPos+int64(len(s.win)) {
+		at := pos - s.winPos
+		return s.win[at : at+int64(n) : at+int64(n)], nil
+	}
+	if n <= len(s.winBuf) {
+		want := int64(len(s.winBuf))
+		if s.size-pos < want {
+			want = s.size - pos
+		}
+		m, err := s.r.ReadAt(s.winBuf[:want], pos)
+		s.win, s.winPos = s.winBuf[:m], pos
+		if m >= n {
+			return s.win[:n:n], nil
+		}
+		if err == nil {
+			err = io.EOF
+		}
+		return s.win[:m:m], err
+	}
+	if cap(s.buf) < n {
+		s.buf = make([]byte, n, growCap(cap(s.buf), n, s.max))
+	}
+	buf := s.buf[:n]
+	m, err := s.r.ReadAt(buf, pos)
+	if m == n {
+		err = nil
+	}
+	return buf[:m:m], err
 }
 
 func (s *Scanner) finish(t Tail, err error) (*Batch, error) {

@@ -1,0 +1,517 @@
+// Package tail watches Kafka partition directories live and reports what
+// happens to them as typed events: new batches, log end offset and high
+// watermark changes (and the gap between them: records a consumer cannot
+// see yet), segment rolls, deletions and truncations, partitions appearing
+// and disappearing. It never prints; klog tail renders the events.
+//
+// It watches directories, not files (Kafka rolls a segment by creating a
+// file, and retention renames and deletes them), with inotify through
+// fsnotify: every change is an event, and each event makes the tail rescan
+// the one partition it concerns. There is no polling: an idle tail costs no
+// CPU. Reads start from the last known position and read only new bytes
+// with a format.Scanner; a batch still being written (the file ends inside
+// it) is waited for and reported once, when its last byte is there. A file
+// that shrank is reported and rescanned.
+//
+// The high watermark is the partition's entry in the log dir's
+// replication-offset-checkpoint, which a broker rewrites atomically (a
+// temporary file renamed over it) every replica.high.watermark.checkpoint.interval.ms;
+// the tail re-reads it on every rewrite.
+package tail
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+)
+
+// Options configures a tail.
+type Options struct {
+	// FromBeginning reports the batches already in the partitions first
+	// (as TypeBatch events, before each partition's TypeState). By default
+	// the tail starts at the end.
+	FromBeginning bool
+	// MaxBatchBytes caps one batch (format.ScanOptions); 0 = default.
+	MaxBatchBytes int
+	// Now is the clock for event times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Run tails paths, each a partition directory or a log directory (every
+// partition in it, including ones that appear later), sending events until
+// ctx is done. It returns nil when ctx ends, or the error that stopped it
+// (a path that cannot be read or watched; see WatchLimitError). Events are
+// sent in order, one goroutine; a slow receiver holds the tail back, it
+// loses nothing. Run closes events when it returns.
+func Run(ctx context.Context, paths []string, opts Options, events chan<- Event) error {
+	defer close(events)
+	if len(paths) == 0 {
+		return errors.New("tail: no paths")
+	}
+	w, err := newWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	t := &tailer{
+		ctx: ctx, opts: opts, out: events, w: w, now: opts.Now,
+		sc:      format.NewScanner(nil, 0, format.ScanOptions{MaxBatchBytes: opts.MaxBatchBytes}),
+		parts:   map[string]*part{},
+		logDirs: map[string]*logDir{},
+		roots:   map[string]bool{},
+	}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if err := t.start(paths); err != nil {
+		return err
+	}
+	return t.loop()
+}
+
+// tailer is the state of one Run; only Run's goroutine touches it.
+type tailer struct {
+	ctx     context.Context
+	opts    Options
+	out     chan<- Event
+	w       *watcher
+	now     func() time.Time
+	sc      *format.Scanner
+	stopped bool
+
+	parts   map[string]*part   // by directory path
+	logDirs map[string]*logDir // parents of the partitions, by path
+	roots   map[string]bool    // partition directories named as PATH
+
+	// Work gathered from a burst of fsnotify events.
+	dirtyData map[*part]bool   // the active .log was written
+	dirtyList map[*part]bool   // a .log was created, removed or renamed
+	dirtyHW   map[*logDir]bool // replication-offset-checkpoint rewritten
+	overflow  bool
+}
+
+// logDir is a directory holding partitions: its checkpoint, and whether
+// every partition in it is tailed.
+type logDir struct {
+	path string
+	all  bool
+	hw   map[topicPartition]int64
+}
+
+type topicPartition struct {
+	topic string
+	part  int32
+}
+
+func (t *tailer) start(paths []string) error {
+	type pending struct {
+		dir string
+		ld  *logDir
+	}
+	var todo []pending
+	seen := map[string]bool{}
+	for _, arg := range paths {
+		p := filepath.Clean(arg)
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return &os.PathError{Op: "tail", Path: arg, Err: errors.New("not a directory (give a partition directory or a log directory)")}
+		}
+		if partition.IsPartitionDir(p) {
+			ld := t.logDir(filepath.Dir(p))
+			if err := t.w.add(ld.path); err != nil {
+				return err
+			}
+			t.roots[p] = true
+			if !seen[p] {
+				seen[p] = true
+				todo = append(todo, pending{p, ld})
+			}
+			continue
+		}
+		ld := t.logDir(p)
+		ld.all = true
+		if err := t.w.add(p); err != nil {
+			return err
+		}
+		l, err := partition.OpenLogDir(p)
+		if err != nil {
+			return err
+		}
+		for _, d := range l.Partitions {
+			if !seen[d] {
+				seen[d] = true
+				todo = append(todo, pending{d, ld})
+			}
+		}
+	}
+	// Watch every partition before reading any, so no write falls between
+	// the read and the watch.
+	for _, pd := range todo {
+		if err := t.w.add(pd.dir); err != nil {
+			return err
+		}
+	}
+	for _, ld := range t.logDirs {
+		ld.hw = readHW(ld.path)
+	}
+	for _, pd := range todo {
+		p := t.newPart(pd.dir, pd.ld)
+		if err := t.initPart(p, t.opts.FromBeginning, TypeState); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tailer) logDir(path string) *logDir {
+	ld := t.logDirs[path]
+	if ld == nil {
+		ld = &logDir{path: path}
+		t.logDirs[path] = ld
+	}
+	return ld
+}
+
+func (t *tailer) newPart(dir string, ld *logDir) *part {
+	p := &part{dir: dir, ld: ld, cur: -1, partialAt: -1, badAt: -1, partition: -1}
+	if topic, n, ok := partition.ParseDirName(filepath.Base(dir)); ok {
+		p.topic, p.partition = topic, n
+	}
+	p.hw = ld.lookup(p)
+	t.parts[dir] = p
+	return p
+}
+
+func (ld *logDir) lookup(p *part) int64 {
+	if p.partition < 0 {
+		return -1
+	}
+	if v, ok := ld.hw[topicPartition{p.topic, p.partition}]; ok {
+		return v
+	}
+	return -1
+}
+
+// readHW reads a log dir's replication-offset-checkpoint; a missing or
+// unreadable file is an empty map.
+func readHW(dir string) map[topicPartition]int64 {
+	m, _ := readHWErr(dir)
+	return m
+}
+
+func readHWErr(dir string) (map[topicPartition]int64, error) {
+	m := map[topicPartition]int64{}
+	data, err := os.ReadFile(filepath.Join(dir, partition.ReplicationCheckpoint))
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	entries, err := format.ParseOffsetCheckpoint(data)
+	if err != nil {
+		return m, err
+	}
+	for _, e := range entries {
+		m[topicPartition{e.Topic, e.Partition}] = e.Offset
+	}
+	return m, nil
+}
+
+// emit sends ev unless the tail is stopping.
+func (t *tailer) emit(ev Event) {
+	if t.stopped {
+		return
+	}
+	select {
+	case t.out <- ev:
+	case <-t.ctx.Done():
+		t.stopped = true
+	}
+}
+
+// event is an event of type typ carrying p's current state.
+func (t *tailer) event(p *part, typ Type) Event {
+	ev := Event{Type: typ, Time: t.now().UTC(), Dir: p.dir, Topic: p.topic, Partition: p.partition,
+		LogStartOffset: p.leo, LogEndOffset: p.leo, HighWatermark: p.hw, Segments: len(p.segs)}
+	if len(p.segs) > 0 {
+		ev.LogStartOffset = p.segs[0].base
+	}
+	if p.hw >= 0 {
+		ev.Gap = p.leo - p.hw
+	}
+	return ev
+}
+
+func (t *tailer) loop() error {
+	fw := t.w.w
+	for {
+		select {
+		case <-t.ctx.Done():
+			return nil
+		case ev, ok := <-fw.Events:
+			if !ok {
+				return errors.New("tail: the inotify watcher closed")
+			}
+			t.note(ev)
+		case err, ok := <-fw.Errors:
+			if !ok {
+				return errors.New("tail: the inotify watcher closed")
+			}
+			if err := t.noteErr(err); err != nil {
+				return err
+			}
+		}
+		// Take whatever else is already queued, so a burst costs one
+		// rescan per partition.
+	drain:
+		for range 4096 {
+			select {
+			case ev, ok := <-fw.Events:
+				if !ok {
+					break drain
+				}
+				t.note(ev)
+			case err, ok := <-fw.Errors:
+				if !ok {
+					break drain
+				}
+				if err := t.noteErr(err); err != nil {
+					return err
+				}
+			default:
+				break drain
+			}
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		if t.stopped {
+			return nil
+		}
+	}
+}
+
+func (t *tailer) noteErr(err error) error {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		// The kernel dropped events: look at everything again.
+		t.overflow = true
+		return nil
+	}
+	return errors.New("tail: inotify: " + err.Error())
+}
+
+// note records the work one fsnotify event asks for. Partitions appearing
+// and disappearing are handled at once; reads wait for flush.
+func (t *tailer) note(ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod || ev.Op == 0 {
+		return
+	}
+	name := filepath.Clean(ev.Name)
+	if p := t.parts[name]; p != nil {
+		// The partition directory itself was removed or moved.
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			t.checkGone(p)
+		}
+		return
+	}
+	dir, base := filepath.Dir(name), filepath.Base(name)
+	if p := t.parts[dir]; p != nil {
+		_, suffix, ok := partition.ParseFileName(base)
+		if !ok || !strings.HasPrefix(suffix, partition.LogSuffix) {
+			return // indexes, snapshots, checkpoints: not the log
+		}
+		if suffix == partition.LogSuffix && ev.Op == fsnotify.Write {
+			mark(&t.dirtyData, p)
+		} else {
+			mark(&t.dirtyList, p)
+		}
+		return
+	}
+	ld := t.logDirs[dir]
+	if ld == nil {
+		return
+	}
+	if base == partition.ReplicationCheckpoint {
+		if t.dirtyHW == nil {
+			t.dirtyHW = map[*logDir]bool{}
+		}
+		t.dirtyHW[ld] = true
+		return
+	}
+	if !t.roots[name] {
+		if _, _, ok := partition.ParseDirName(base); !ok || !ld.all {
+			return
+		}
+	}
+	if ev.Has(fsnotify.Create) {
+		if st, err := os.Stat(name); err == nil && st.IsDir() {
+			t.appeared(name, ld)
+		}
+	}
+}
+
+func mark(m *map[*part]bool, p *part) {
+	if *m == nil {
+		*m = map[*part]bool{}
+	}
+	(*m)[p] = true
+}
+
+// appeared starts tailing a partition directory created while tailing: its
+// batches are all new, so they are all reported.
+func (t *tailer) appeared(dir string, ld *logDir) {
+	if t.parts[dir] != nil {
+		return
+	}
+	if err := t.w.add(dir); err != nil {
+		p := t.newPart(dir, ld)
+		delete(t.parts, dir)
+		t.trouble(p, err)
+		return
+	}
+	p := t.newPart(dir, ld)
+	if err := t.initPart(p, true, TypePartitionAdded); err != nil {
+		if _, serr := os.Stat(dir); serr != nil {
+			t.checkGone(p) // it went as fast as it came
+			return
+		}
+		t.trouble(p, err)
+	}
+}
+
+// trouble reports a partition the tail cannot follow.
+func (t *tailer) trouble(p *part, err error) {
+	ev := t.event(p, TypeError)
+	ev.Problem = &Problem{Position: -1, Offset: -1, Message: err.Error()}
+	t.emit(ev)
+}
+
+// checkGone reports p removed if its directory is gone.
+func (t *tailer) checkGone(p *part) {
+	if _, err := os.Stat(p.dir); err == nil {
+		return
+	}
+	t.w.remove(p.dir)
+	delete(t.parts, p.dir)
+	t.emit(t.event(p, TypePartitionRemoved))
+}
+
+// flush does the work gathered by note: data first (in directory order),
+// then high watermarks, so an HW event shows an up-to-date gap.
+func (t *tailer) flush() error {
+	if t.overflow {
+		t.overflow = false
+		t.rescanAll()
+	}
+	if len(t.dirtyData)+len(t.dirtyList) > 0 {
+		var ps []*part
+		for p := range t.dirtyData {
+			ps = append(ps, p)
+		}
+		for p := range t.dirtyList {
+			if !t.dirtyData[p] {
+				ps = append(ps, p)
+			}
+		}
+		sort.Slice(ps, func(i, j int) bool { return ps[i].dir < ps[j].dir })
+		for _, p := range ps {
+			if t.parts[p.dir] != p {
+				continue // removed meanwhile
+			}
+			if err := t.rescan(p, t.dirtyList[p]); err != nil {
+				return err
+			}
+		}
+		clear(t.dirtyData)
+		clear(t.dirtyList)
+	}
+	if len(t.dirtyHW) > 0 {
+		var lds []*logDir
+		for ld := range t.dirtyHW {
+			lds = append(lds, ld)
+		}
+		sort.Slice(lds, func(i, j int) bool { return lds[i].path < lds[j].path })
+		for _, ld := range lds {
+			t.reloadHW(ld)
+		}
+		clear(t.dirtyHW)
+	}
+	return nil
+}
+
+// rescanAll is the answer to a lost event: every log dir relisted, every
+// partition and checkpoint read again.
+func (t *tailer) rescanAll() {
+	for _, ld := range t.logDirs {
+		if ld.all {
+			if l, err := partition.OpenLogDir(ld.path); err == nil {
+				for _, d := range l.Partitions {
+					t.appeared(d, ld)
+				}
+			}
+		}
+		for d := range t.roots {
+			if filepath.Dir(d) == ld.path {
+				if st, err := os.Stat(d); err == nil && st.IsDir() {
+					t.appeared(d, ld)
+				}
+			}
+		}
+		markDir(&t.dirtyHW, ld)
+	}
+	for _, p := range t.parts {
+		mark(&t.dirtyList, p)
+		t.checkGone(p)
+	}
+}
+
+func markDir(m *map[*logDir]bool, ld *logDir) {
+	if *m == nil {
+		*m = map[*logDir]bool{}
+	}
+	(*m)[ld] = true
+}
+
+// reloadHW re-reads a log dir's checkpoint and reports the partitions whose
+// high watermark changed.
+func (t *tailer) reloadHW(ld *logDir) {
+	hw, err := readHWErr(ld.path)
+	if err != nil {
+		ev := Event{Type: TypeCorrupt, Time: t.now().UTC(), Dir: ld.path, Partition: -1, HighWatermark: -1,
+			Problem: &Problem{Position: -1, Offset: -1, Message: filepath.Join(ld.path, partition.ReplicationCheckpoint) + ": " + err.Error()}}
+		t.emit(ev)
+		return
+	}
+	ld.hw = hw
+	var ps []*part
+	for _, p := range t.parts {
+		if p.ld == ld {
+			ps = append(ps, p)
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].dir < ps[j].dir })
+	for _, p := range ps {
+		v := ld.lookup(p)
+		if v == p.hw {
+			continue
+		}
+		old := p.hw
+		p.hw = v
+		ev := t.event(p, TypeHighWatermark)
+		ev.Change = &Change{From: old, To: v}
+		t.emit(ev)
+	}
+}

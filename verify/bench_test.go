@@ -1,0 +1,151 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// genSegment writes a segment of uncompressed v2 batches of 1 KiB records
+// (16 per batch) of about size bytes into dir/name.
+func genSegment(tb testing.TB, dir string, base int64, size int64) string {
+	tb.Helper()
+	p := filepath.Join(dir, strconvPad(base)+".log")
+	f, err := os.Create(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var c format.Compressor
+	recs := make([]format.Record, 16)
+	val := make([]byte, 1024)
+	for i := range val {
+		val[i] = byte('a' + i%26)
+	}
+	var buf []byte
+	off := base
+	for written := int64(0); written < size; {
+		for i := range recs {
+			recs[i] = format.Record{Offset: off + int64(i), Timestamp: 1700000000000 + off, Key: []byte("key"), Value: val}
+		}
+		h := &format.Batch{Magic: 2, BaseOffset: off, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+		format.PrepareBatch(h, recs)
+		buf, err = c.AppendBatch(buf[:0], h, recs)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := f.Write(buf); err != nil {
+			tb.Fatal(err)
+		}
+		written += int64(len(buf))
+		off += int64(len(recs))
+	}
+	return p
+}
+
+func strconvPad(v int64) string {
+	s := strconv.FormatInt(v, 10)
+	for len(s) < 20 {
+		s = "0" + s
+	}
+	return s
+}
+
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchSegs []string
+)
+
+// benchSegments generates 4 segments of 64 MiB (KLOG_BIG=1: 1 GiB) once.
+func benchSegments(b *testing.B) []string {
+	benchOnce.Do(func() {
+		size := int64(64 << 20)
+		if os.Getenv("KLOG_BIG") != "" {
+			size = 1 << 30
+		}
+		dir, err := os.MkdirTemp("", "klog-verify-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDir = filepath.Join(dir, "bench-0")
+		os.MkdirAll(benchDir, 0o755)
+		for i := int64(0); i < 4; i++ {
+			benchSegs = append(benchSegs, genSegment(b, benchDir, i*100_000_000, size))
+		}
+	})
+	return benchSegs
+}
+
+func fileSize(b *testing.B, p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st.Size()
+}
+
+// BenchmarkCRC32C is the baseline: read the segment in 1 MiB chunks and
+// compute a plain CRC-32C over all of it.
+func BenchmarkCRC32C(b *testing.B) {
+	p := benchSegments(b)[0]
+	b.SetBytes(fileSize(b, p))
+	b.ReportAllocs()
+	buf := make([]byte, 1<<20)
+	for b.Loop() {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var crc uint32
+		for pos := int64(0); ; {
+			n, err := f.ReadAt(buf, pos)
+			crc = format.UpdateC(crc, buf[:n])
+			pos += int64(n)
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+		_ = crc
+	}
+}
+
+// BenchmarkVerifyLog verifies one segment: every CRC, every record.
+func BenchmarkVerifyLog(b *testing.B) {
+	p := benchSegments(b)[0]
+	b.SetBytes(fileSize(b, p))
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+		if err != nil || rep.Findings() != 0 {
+			b.Fatal(err, rep.Findings())
+		}
+	}
+}
+
+// BenchmarkVerifyDir verifies the 4 segments with 1 and 2 jobs.
+func BenchmarkVerifyDir(b *testing.B) {
+	segs := benchSegments(b)
+	var total int64
+	for _, s := range segs {
+		total += fileSize(b, s)
+	}
+	for _, jobs := range []int{1, 2} {
+		b.Run("jobs="+strconv.Itoa(jobs), func(b *testing.B) {
+			b.SetBytes(total)
+			b.ReportAllocs()
+			for b.Loop() {
+				rep, err := Run(context.Background(), segs, Options{Jobs: jobs})
+				if err != nil || rep.Findings() != 0 {
+					b.Fatal(err, rep.Findings())
+				}
+			}
+		})
+	}
+}
