@@ -116,16 +116,21 @@ func BenchmarkCRC32C(b *testing.B) {
 	}
 }
 
-// BenchmarkVerifyLog verifies one segment: every CRC, every record.
+// BenchmarkVerifyLog verifies one segment, every CRC and every record, as
+// klog verify does by default (jobs = CPUs), and with one job.
 func BenchmarkVerifyLog(b *testing.B) {
 	p := benchSegments(b)[0]
-	b.SetBytes(fileSize(b, p))
-	b.ReportAllocs()
-	for b.Loop() {
-		rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
-		if err != nil || rep.Findings() != 0 {
-			b.Fatal(err, rep.Findings())
-		}
+	for _, jobs := range []int{0, 1} {
+		b.Run("jobs="+strconv.Itoa(jobs), func(b *testing.B) {
+			b.SetBytes(fileSize(b, p))
+			b.ReportAllocs()
+			for b.Loop() {
+				rep, err := Run(context.Background(), []string{p}, Options{Jobs: jobs})
+				if err != nil || rep.Findings() != 0 {
+					b.Fatal(err, rep.Findings())
+				}
+			}
+		})
 	}
 }
 

@@ -137,6 +137,10 @@ type Options struct {
 	// Progress, if set, is called after each file with the number done
 	// and the total (from the worker goroutines, serialised).
 	Progress func(done, total int)
+
+	// prefetch reads segments ahead in a second goroutine, when there are
+	// more workers than files to give them.
+	prefetch bool
 }
 
 // task is one file to check; partition-level checks run after all tasks.
@@ -179,6 +183,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
+	opts.prefetch = jobs >= 2*len(tasks)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex

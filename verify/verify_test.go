@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"os"
 	"path/filepath"
@@ -267,4 +268,38 @@ func checkBytes(v *verifier, p string, data []byte) *FileReport {
 		panic(err)
 	}
 	return f
+}
+
+// TestPrefetchSameReport: a segment verified with a spare worker (read
+// ahead in a second goroutine) gives exactly the report of a single job,
+// damaged or not.
+func TestPrefetchSameReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := genSegment(t, dir, 0, 9<<20)
+	data, _ := os.ReadFile(p)
+	bounds := batchBounds(t, data)
+	for _, damage := range []int64{-1, bounds[len(bounds)/2][0] + 100, bounds[len(bounds)-1][0] + 20} {
+		d := append([]byte(nil), data...)
+		if damage >= 0 {
+			d[damage] ^= 0x10
+		}
+		os.WriteFile(p, d, 0o644)
+		one, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, err := Run(context.Background(), []string{p}, Options{Jobs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(one)
+		b, _ := json.Marshal(two)
+		if string(a) != string(b) {
+			t.Errorf("damage at %d: reports differ:\n%s\n%s", damage, a, b)
+		}
+		if (damage >= 0) == one.Files[0].OK {
+			t.Errorf("damage at %d: ok=%v", damage, one.Files[0].OK)
+		}
+	}
 }
