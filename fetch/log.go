@@ -29,6 +29,10 @@ type segment struct {
 	txnIndex  string
 	lastOff   int64 // last offset in the segment, or base-1 when empty
 	scannedTo int64 // bytes scanned for producer state
+	// hintOffset/hintPos: a batch boundary seen by an earlier read (the
+	// batch at hintPos starts at or below hintOffset), so a consumer's next
+	// fetch need not scan from the index entry again.
+	hintOffset, hintPos int64
 }
 
 // Log is a read-only view of a partition directory: its segments, log end
@@ -150,8 +154,10 @@ func (l *Log) scan(s *segment) error {
 	if st.Size() < s.scannedTo {
 		// Truncated under us: scan again from the start.
 		s.scannedTo, s.size, s.lastOff = 0, 0, s.base-1
+		s.hintOffset, s.hintPos = 0, 0
 	}
-	sc := format.NewScanner(f, st.Size(), format.ScanOptions{})
+	// Offsets and producer fields only: one small read per batch.
+	sc := format.NewScanner(f, st.Size(), format.ScanOptions{HeadersOnly: true})
 	sc.SetPos(s.scannedTo)
 	for {
 		b, err := sc.Next()

@@ -234,12 +234,19 @@ func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err
 			}
 		}
 	}
+	// An earlier read showed every batch before hintPos ends below
+	// hintOffset: a fetch at or past it can start there.
+	if s.hintPos > start && s.hintPos <= s.size && s.hintOffset <= offset {
+		start = s.hintPos
+	}
+	prevLast := int64(-1)
 	f, err := os.Open(s.path)
 	if err != nil {
 		return 0, 0, false, err
 	}
 	defer f.Close()
-	sc := format.NewScanner(f, s.size, format.ScanOptions{})
+	// Positions and sizes only: one small read per batch passed over.
+	sc := format.NewScanner(f, s.size, format.ScanOptions{HeadersOnly: true})
 	sc.SetPos(start)
 	for {
 		b, err := sc.Next()
@@ -253,8 +260,12 @@ func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err
 			return 0, 0, false, nil
 		}
 		if b.LastOffset() >= offset {
+			if prevLast >= 0 {
+				s.hintOffset, s.hintPos = prevLast+1, b.Pos
+			}
 			return b.Pos, b.Size(), true, nil
 		}
+		prevLast = b.LastOffset()
 	}
 }
 
@@ -267,6 +278,7 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 		return err
 	}
 	f.Frame = data
+	var lastWhole, lastSize int64
 	for p := int64(0); p < int64(len(data)); {
 		if int64(len(data))-p < format.LogOverhead {
 			f.Truncated, f.TruncatedRecordBytes = true, -1
@@ -280,7 +292,15 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 			f.Truncated, f.TruncatedRecordBytes = true, n
 			break
 		}
+		lastWhole, lastSize = p, n
 		p += n
+	}
+	if lastSize > 0 {
+		// Every batch before the end of the last whole one ends below
+		// its last offset + 1: a later fetch from there may start there.
+		if b, err := format.ParseBatch(data[lastWhole:lastWhole+lastSize], start+lastWhole); err == nil {
+			s.hintOffset, s.hintPos = b.LastOffset()+1, start+lastWhole+lastSize
+		}
 	}
 	return nil
 }

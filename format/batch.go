@@ -246,6 +246,29 @@ func ParseBatch(raw []byte, pos int64) (*Batch, error) {
 	return b, nil
 }
 
+// parseHeader fills b's header fields from the first bytes of an entry whose
+// size field is size; Raw is left holding just those bytes.
+func (b *Batch) parseHeader(hdr []byte, pos int64, size int32) error {
+	total := LogOverhead + int64(size)
+	if int64(len(hdr)) >= total {
+		return b.parse(hdr, pos)
+	}
+	var tmp [BatchHeaderSize]byte
+	copy(tmp[:], hdr)
+	magic := int8(hdr[posMagic])
+	need := int64(BatchHeaderSize)
+	if magic < MagicV2 {
+		need = posLegacyKeyV1
+	}
+	if int64(len(hdr)) < need && int64(len(hdr)) < total {
+		return &PosError{Kind: ErrTruncated, Pos: pos, Offset: -1, Field: "header", Msg: "entry header cut short"}
+	}
+	err := b.parseFields(tmp[:], pos, magic, size)
+	b.Raw = hdr
+	b.crcDone = false
+	return err
+}
+
 // parse fills b from raw (which holds at least the whole entry).
 func (b *Batch) parse(raw []byte, pos int64) error {
 	if len(raw) < HeaderSizeUpToMagic {
@@ -265,6 +288,15 @@ func (b *Batch) parse(raw []byte, pos int64) error {
 			Expected: total, Actual: len(raw), Msg: "entry cut short"}
 	}
 	*b = Batch{Pos: pos, Raw: raw[:total:total], Magic: magic, BaseOffset: offset, BatchLength: size}
+	return b.parseFields(b.Raw, pos, magic, size)
+}
+
+// parseFields reads the header fields of an entry (raw holds at least the
+// header for its magic); the size was checked by the caller.
+func (b *Batch) parseFields(raw []byte, pos int64, magic int8, size int32) error {
+	offset := int64(binary.BigEndian.Uint64(raw[posOffset:]))
+	total := LogOverhead + int64(size)
+	*b = Batch{Pos: pos, Raw: b.Raw, Magic: magic, BaseOffset: offset, BatchLength: size}
 	if magic >= MagicV2 {
 		if total < BatchHeaderSize {
 			return &PosError{Kind: ErrCorrupt, Pos: pos, Offset: offset, Field: "batchLength",

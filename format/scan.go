@@ -18,6 +18,12 @@ type ScanOptions struct {
 	// MaxBatchBytes caps the size of one entry; a larger one is reported as
 	// ErrTooLarge instead of being read. 0 means DefaultMaxBatchBytes.
 	MaxBatchBytes int
+	// HeadersOnly reads just each entry's header (the 61-byte v2 header, or
+	// the v0/v1 message header) with one small read per entry: Batch.Raw
+	// then holds only those bytes, so Valid, ComputedCRC and records are
+	// not available. For callers that need offsets, attributes and
+	// producer fields of every batch without reading the data.
+	HeadersOnly bool
 	// ReadAhead is how many bytes one read fetches, so that small batches
 	// are served from memory instead of two reads each: 0 means
 	// DefaultReadAhead, a negative value reads exactly what each entry
@@ -97,11 +103,16 @@ type Scanner struct {
 	win    []byte
 	winBuf []byte
 	winPos int64
+
+	headersOnly bool
 }
 
 // NewScanner returns a Scanner over the first size bytes of r.
 func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
-	s := &Scanner{r: r, size: size, max: opts.MaxBatchBytes}
+	s := &Scanner{r: r, size: size, max: opts.MaxBatchBytes, headersOnly: opts.HeadersOnly}
+	if opts.HeadersOnly {
+		opts.ReadAhead = -1
+	}
 	if s.max <= 0 {
 		s.max = DefaultMaxBatchBytes
 	}
@@ -179,6 +190,26 @@ func (s *Scanner) Next() (*Batch, error) {
 		pe := &PosError{Kind: ErrTooLarge, Pos: s.pos, Offset: offset, Field: "size",
 			Expected: s.max, Actual: total, Msg: "entry larger than the batch size limit"}
 		return s.finish(Tail{Kind: TailCorrupt, Pos: s.pos, Bytes: remain, Offset: offset}, pe)
+	}
+	if s.headersOnly {
+		n := int64(BatchHeaderSize)
+		if int8(hdr[posMagic]) < MagicV2 {
+			n = posLegacyKeyV1
+		}
+		n = min(n, total)
+		h, err := s.view(s.pos, int(n))
+		if int64(len(h)) < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				return s.finish(Tail{Kind: TailPartial, Pos: s.pos, Bytes: int64(len(h)), Offset: offset, Want: total}, nil)
+			}
+			return s.finish(Tail{}, err)
+		}
+		if err := s.batch.parseHeader(h, s.pos, size); err != nil {
+			s.pos += total
+			return nil, err
+		}
+		s.pos += total
+		return &s.batch, nil
 	}
 	buf, err := s.view(s.pos, int(total))
 	if int64(len(buf)) < total {
