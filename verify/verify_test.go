@@ -2,8 +2,8 @@ package verify
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
