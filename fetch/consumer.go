@@ -255,9 +255,9 @@ func (c *Consumer) decode(f *Fetched) error {
 	sort.Slice(aborts, func(i, j int) bool { return aborts[i].FirstOffset < aborts[j].FirstOffset })
 	frame := f.Frame
 	whole := 0
-	for p := 0; p+format.LogOverhead <= len(frame); {
-		n := format.LogOverhead + int(int32(be32(frame[p+8:])))
-		if n <= format.LogOverhead || p+n > len(frame) {
+	for p := 0; ; {
+		n := format.EntrySize(frame[p:])
+		if n == 0 {
 			break
 		}
 		b, err := format.ParseBatch(frame[p:p+n], int64(p))

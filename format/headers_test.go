@@ -59,3 +59,27 @@ func sameHeader(a, b *Batch) bool {
 		a.ProducerID == b.ProducerID && a.ProducerEpoch == b.ProducerEpoch && a.BaseSequence == b.BaseSequence &&
 		a.RecordCount == b.RecordCount
 }
+
+func TestEntrySize(t *testing.T) {
+	t.Parallel()
+	entry := make([]byte, 40)
+	entry[11] = 28 // size field: 28 bytes follow the 12-byte overhead
+	cases := []struct {
+		name string
+		b    []byte
+		want int
+	}{
+		{"whole", entry, 40},
+		{"whole with more after", append(append([]byte(nil), entry...), 1, 2, 3), 40},
+		{"cut", entry[:39], 0},
+		{"header only", entry[:12], 0},
+		{"short", entry[:5], 0},
+		{"size below the minimum", append([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13}, make([]byte, 20)...), 0},
+		{"negative size", append([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf0}, make([]byte, 20)...), 0},
+	}
+	for _, c := range cases {
+		if got := EntrySize(c.b); got != c.want {
+			t.Errorf("%s: EntrySize = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

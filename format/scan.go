@@ -321,3 +321,18 @@ func growCap(have, need, max int) int {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// EntrySize returns the size of the whole entry at the start of b (its
+// log overhead plus size field), or 0 when b does not hold a whole entry or
+// the size field is impossible: the test for "complete batch" in a fetch
+// response frame, which may end inside a batch.
+func EntrySize(b []byte) int {
+	if len(b) < LogOverhead {
+		return 0
+	}
+	n := int64(LogOverhead) + int64(int32(binary.BigEndian.Uint32(b[posSize:])))
+	if n < LogOverhead+RecordOverheadV0 || n > int64(len(b)) {
+		return 0
+	}
+	return int(n)
+}

@@ -529,9 +529,9 @@ func (c *Cluster) readFor(offset int64, maxBytes int32) ([]byte, error) {
 // appendFrame appends the whole batches of a fetched frame.
 func (c *Cluster) appendFrame(b *Broker, frame []byte) (int64, error) {
 	var n int64
-	for p := 0; p+format.LogOverhead <= len(frame); {
-		size := format.LogOverhead + int(int32(uint32(frame[p+8])<<24|uint32(frame[p+9])<<16|uint32(frame[p+10])<<8|uint32(frame[p+11])))
-		if size <= format.LogOverhead || p+size > len(frame) {
+	for p := 0; ; {
+		size := format.EntrySize(frame[p:])
+		if size == 0 {
 			break
 		}
 		res, err := b.app.AppendRaw(frame[p : p+size])

@@ -110,9 +110,9 @@ func runFetch(c *cli.Context) error {
 func frameRecords(frame []byte, fn func(b *format.Batch, r *format.Record) error) error {
 	var rr format.RecordReader
 	var rec format.Record
-	for p := 0; p+format.LogOverhead <= len(frame); {
-		n := format.LogOverhead + int(int32(uint32(frame[p+8])<<24|uint32(frame[p+9])<<16|uint32(frame[p+10])<<8|uint32(frame[p+11])))
-		if n <= format.LogOverhead || p+n > len(frame) {
+	for p := 0; ; {
+		n := format.EntrySize(frame[p:])
+		if n == 0 {
 			return nil
 		}
 		b, err := format.ParseBatch(frame[p:p+n], int64(p))
@@ -139,7 +139,6 @@ func frameRecords(frame []byte, fn func(b *format.Batch, r *format.Record) error
 		}
 		p += n
 	}
-	return nil
 }
 
 func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) {
@@ -169,14 +168,7 @@ func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) 
 				fmt.Fprintf(out, " control: %s", k.Type)
 			}
 		} else if data {
-			if r.Key != nil {
-				out.WriteString(" key: ")
-				out.Write(dump.AppendJavaUTF8(nil, r.Key))
-			}
-			if r.Value != nil {
-				out.WriteString(" payload: ")
-				out.Write(dump.AppendJavaUTF8(nil, r.Value))
-			}
+			writeKeyValue(out, r.Key, r.Value)
 		}
 		out.WriteByte('\n')
 		return nil
@@ -264,14 +256,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 		for _, r := range recs {
 			fmt.Fprintf(out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
 			if c.Bool(fetchDataFlag.Name) {
-				if r.Key != nil {
-					out.WriteString(" key: ")
-					out.Write(dump.AppendJavaUTF8(nil, r.Key))
-				}
-				if r.Value != nil {
-					out.WriteString(" payload: ")
-					out.Write(dump.AppendJavaUTF8(nil, r.Value))
-				}
+				writeKeyValue(out, r.Key, r.Value)
 			}
 			out.WriteByte('\n')
 		}
@@ -297,3 +282,16 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 }
 
 func validUTF8(b []byte) bool { return utf8.Valid(b) }
+
+// writeKeyValue prints " key: K payload: V" as kafka-dump-log does (Java's
+// UTF-8 decoding; nothing for null).
+func writeKeyValue(out *bufio.Writer, key, value []byte) {
+	if key != nil {
+		out.WriteString(" key: ")
+		out.Write(dump.AppendJavaUTF8(nil, key))
+	}
+	if value != nil {
+		out.WriteString(" payload: ")
+		out.Write(dump.AppendJavaUTF8(nil, value))
+	}
+}
