@@ -737,25 +737,37 @@ func (c *Cluster) Stop(id int32) {
 func (c *Cluster) Consume(cons *fetch.Consumer) ([]fetch.Record, error) {
 	recs, f, err := cons.Poll(contextBackground())
 	if f != nil {
-		resp := map[string]any{"errorCode": 0, "highWatermark": f.HighWatermark, "lastStableOffset": f.LastStableOffset,
-			"logStartOffset": f.LogStartOffset, "recordsSizeInBytes": len(f.Frame)}
-		c.rpc("FETCH", "consumer", map[string]any{"replicaId": -1, "fetchOffset": f.FetchOffset, "isolationLevel": int(f.Isolation)},
-			map[string]any{"responses": []any{resp}})
+		c.LogConsumerFetch(f, 0)
 	}
 	return recs, err
+}
+
+// LogConsumerFetch records a consumer's FETCH in the request log (for a
+// consumer polling on its own goroutine, which must not touch the cluster).
+func (c *Cluster) LogConsumerFetch(f *fetch.Fetched, took time.Duration) {
+	resp := map[string]any{"errorCode": 0, "highWatermark": f.HighWatermark, "lastStableOffset": f.LastStableOffset,
+		"logStartOffset": f.LogStartOffset, "recordsSizeInBytes": len(f.Frame)}
+	c.rpc("FETCH", "consumer", map[string]any{"replicaId": -1, "fetchOffset": f.FetchOffset, "isolationLevel": int(f.Isolation)},
+		map[string]any{"responses": []any{resp}})
+	c.rpcs[len(c.rpcs)-1].TotalTimeMs = float64(took.Microseconds()) / 1000
 }
 
 // Commit commits a consumer's position.
 func (c *Cluster) Commit(cons *fetch.Consumer, group string) error {
 	err := cons.Commit()
+	c.LogCommit(group, cons.Position(), err)
+	return err
+}
+
+// LogCommit records an OFFSET_COMMIT in the request log.
+func (c *Cluster) LogCommit(group string, offset int64, err error) {
 	code := 0
 	if err != nil {
 		code = -1
 	}
 	c.rpc("OFFSET_COMMIT", "consumer", map[string]any{"groupId": group, "topics": []any{map[string]any{"name": c.cfg.Topic,
-		"partitions": []any{map[string]any{"partitionIndex": c.cfg.Partition, "committedOffset": cons.Position()}}}}},
+		"partitions": []any{map[string]any{"partitionIndex": c.cfg.Partition, "committedOffset": offset}}}}},
 		map[string]any{"topics": []any{map[string]any{"name": c.cfg.Topic, "partitions": []any{map[string]any{"partitionIndex": c.cfg.Partition, "errorCode": code}}}}})
-	return err
 }
 
 // Note records a table row for an event outside the cluster's own steps (a

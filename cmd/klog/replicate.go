@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -114,6 +115,8 @@ func runReplicate(c *cli.Context) error {
 		out.Flush()
 	}
 	var cons *fetch.Consumer
+	var rd *reader
+	readerPos := int64(-1)
 	group := c.String(replGroupFlag.Name)
 	type consRow struct {
 		moment int
@@ -141,6 +144,10 @@ func runReplicate(c *cli.Context) error {
 				cons.Close()
 				cons = nil
 			}
+			if rd != nil {
+				rd.stop()
+				rd = nil
+			}
 		}
 		if produced < records && t%every == 0 {
 			v := []byte("record-" + strconv.FormatInt(cl.Leader().LEO(), 10))
@@ -150,7 +157,7 @@ func runReplicate(c *cli.Context) error {
 		if err := cl.Step(); err != nil {
 			return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
 		}
-		if group != "" {
+		if group != "" && step {
 			if cons == nil {
 				cons, err = fetch.NewConsumer(cl.Leader().Dir, fetch.ConsumerConfig{Group: group, StartOffset: -1, HighWatermark: -1})
 				if err != nil {
@@ -163,12 +170,33 @@ func runReplicate(c *cli.Context) error {
 			}
 			if cons.Position() != before {
 				cl.Commit(cons, group)
-				label := "The reader fetches offsets " + strconv.FormatInt(before, 10) + " to " + strconv.FormatInt(cons.Position()-1, 10)
-				if cons.Position()-1 == before {
-					label = "The reader fetches offset " + strconv.FormatInt(before, 10)
+				consRows = append(consRows, consRow{noteRead(cl, before, cons.Position()), cons.Position()})
+			}
+			readerPos = cons.Position()
+		}
+		if group != "" && !step {
+			if rd == nil {
+				rd, err = startReader(c.Context, cl.Leader().Dir, group)
+				if err != nil {
+					return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
 				}
-				cl.Note(label)
-				consRows = append(consRows, consRow{len(cl.Moments()) - 1, cons.Position()})
+			}
+		drain:
+			for {
+				select {
+				case ev := <-rd.events:
+					if ev.err != nil {
+						return &exitError{code: ExitTrouble, msg: "replicate: consumer: " + ev.err.Error()}
+					}
+					cl.LogConsumerFetch(&ev.fetched, ev.took)
+					if ev.after != ev.before {
+						cl.LogCommit(group, ev.after, ev.commitErr)
+						consRows = append(consRows, consRow{noteRead(cl, ev.before, ev.after), ev.after})
+					}
+					readerPos = ev.after
+				default:
+					break drain
+				}
 			}
 		}
 		flushRPCs()
@@ -176,12 +204,15 @@ func runReplicate(c *cli.Context) error {
 			time.Sleep(tick)
 		}
 		if maxTicks <= 0 && produced == records && cl.HighWatermark() == cl.Leader().LEO() && allDone(calls) &&
-			(cons == nil || cons.Position() == cl.HighWatermark()) {
+			(group == "" || readerPos == cl.HighWatermark()) {
 			break
 		}
 	}
 	if cons != nil {
 		cons.Close()
+	}
+	if rd != nil {
+		rd.stop()
 	}
 	flushRPCs()
 	if jsonOut {
@@ -237,4 +268,75 @@ func allDone(calls []*replicate.ProduceCall) bool {
 		}
 	}
 	return true
+}
+
+// noteRead adds the table row for a reader's fetch and returns its index.
+func noteRead(cl *replicate.Cluster, before, after int64) int {
+	label := "The reader fetches offsets " + strconv.FormatInt(before, 10) + " to " + strconv.FormatInt(after-1, 10)
+	if after-1 == before {
+		label = "The reader fetches offset " + strconv.FormatInt(before, 10)
+	}
+	cl.Note(label)
+	return len(cl.Moments()) - 1
+}
+
+// reader is a consumer long-polling the leader on its own goroutine, as a
+// real consumer does concurrently with replication (real-time mode).
+type reader struct {
+	events chan readEvent
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type readEvent struct {
+	before, after int64
+	fetched       fetch.Fetched
+	took          time.Duration
+	commitErr     error
+	err           error
+}
+
+func startReader(ctx context.Context, dir, group string) (*reader, error) {
+	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{Group: group, StartOffset: -1, HighWatermark: -1,
+		MinBytes: 1, MaxWait: 500 * time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &reader{events: make(chan readEvent, 64), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		defer cons.Close()
+		for ctx.Err() == nil {
+			before := cons.Position()
+			start := time.Now()
+			_, f, err := cons.Poll(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			ev := readEvent{before: before, after: cons.Position(), took: time.Since(start), err: err}
+			if f != nil {
+				// Only the frame's length is logged; its bytes belong to
+				// the consumer's buffer.
+				ev.fetched = *f
+			}
+			if ev.after != before {
+				ev.commitErr = cons.Commit()
+			}
+			select {
+			case r.events <- ev:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r, nil
+}
+
+func (r *reader) stop() {
+	r.cancel()
+	<-r.done
 }
