@@ -79,6 +79,9 @@ type Broker struct {
 // LEO is the broker's log end offset.
 func (b *Broker) LEO() int64 { return b.app.LogEndOffset() }
 
+// Alive reports whether the broker is running.
+func (b *Broker) Alive() bool { return b.alive }
+
 // HW is the broker's high watermark (the leader's, or what it last heard).
 func (b *Broker) HW() int64 { return b.hw }
 
@@ -129,6 +132,9 @@ type Cluster struct {
 	isr      map[int32]bool
 	fetchOff map[int32]int64 // leader's view: each follower's last fetch offset
 	caughtUp map[int32]int64 // tick when the follower last caught up
+	// leoAtFetch is the leader's log end offset at each follower's
+	// previous fetch.
+	leoAtFetch map[int32]int64
 	nextTurn map[int32]int64
 	tick     int64
 	calls    []*ProduceCall
@@ -163,7 +169,7 @@ func New(cfg Config) (*Cluster, error) {
 		cfg.MaxFetchBytes = 1 << 20
 	}
 	c := &Cluster{cfg: cfg, byID: map[int32]*Broker{}, isr: map[int32]bool{}, fetchOff: map[int32]int64{},
-		caughtUp: map[int32]int64{}, nextTurn: map[int32]int64{}, names: map[int32]string{}}
+		caughtUp: map[int32]int64{}, nextTurn: map[int32]int64{}, names: map[int32]string{}, leoAtFetch: map[int32]int64{}}
 	if c.cfg.Now == nil {
 		c.cfg.Now = func() time.Time { return time.UnixMilli(1700000000000).Add(time.Duration(c.tick) * c.cfg.Tick) }
 	}
@@ -476,9 +482,14 @@ func joinComma(s []string) string {
 func (c *Cluster) followerFetch(b *Broker) (records, first int64, err error) {
 	off := b.LEO()
 	c.fetchOff[b.ID] = off
-	if off >= c.leader.LEO() {
+	// Kafka's rule (Replica.updateFetchStateOrThrow): a follower is caught
+	// up when its fetch offset reaches the leader's log end as of its
+	// previous fetch, so a follower one fetch behind a busy leader stays
+	// in sync.
+	if off >= c.leader.LEO() || off >= c.leoAtFetch[b.ID] {
 		c.caughtUp[b.ID] = c.tick
 	}
+	c.leoAtFetch[b.ID] = c.leader.LEO()
 	// The leader learns from this request: the ISR and the HW may move
 	// before the response is built (Partition.updateFollowerFetchState).
 	c.maybeExpandISR(b, off)
@@ -552,6 +563,7 @@ func (c *Cluster) updateISR() {
 	for _, b := range c.brokers {
 		if b != c.leader && c.isr[b.ID] && c.tick-c.caughtUp[b.ID] > lagTicks {
 			delete(c.isr, b.ID)
+			c.moment(c.who(b.ID)+" (broker "+strconv.Itoa(int(b.ID))+") leaves the ISR: not caught up for "+c.cfg.ReplicaLagTimeMax.String(), nil, -1)
 		}
 	}
 }
@@ -562,6 +574,7 @@ func (c *Cluster) maybeExpandISR(b *Broker, off int64) {
 	if !c.isr[b.ID] && off >= c.leader.hw && off >= c.leader.LEO() {
 		c.isr[b.ID] = true
 		c.caughtUp[b.ID] = c.tick
+		c.moment(c.who(b.ID)+" (broker "+strconv.Itoa(int(b.ID))+") rejoins the ISR", nil, -1)
 	}
 }
 

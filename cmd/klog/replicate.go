@@ -33,6 +33,8 @@ var (
 	replStepFlag    = &cli.BoolFlag{Name: "step", Usage: "deterministic: a virtual clock, no waiting (reproducible output)"}
 	replJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one line per RPC, shaped like Kafka's request log"}
 	replGroupFlag   = &cli.StringFlag{Name: "consumer-group", Usage: "run a consumer in this group that fetches every tick, bounded by the HW, and commits"}
+	replStopFlag    = &cli.StringSliceFlag{Name: "stop", Usage: "ID@TICK: stop that follower at that tick (repeatable)"}
+	replRestartFlag = &cli.StringSliceFlag{Name: "restart", Usage: "ID@TICK: restart a stopped broker at that tick; it truncates where it diverges and catches up (repeatable)"}
 	replCrashFlag   = &cli.IntFlag{Name: "crash-leader-at", Value: -1, Usage: "stop the leader at this tick and elect an in-sync follower"}
 )
 
@@ -47,7 +49,7 @@ klog offsets show it move). Producers use acks 0, 1 or all. Prints the moments
 table (one row per change), or --json one line per RPC.`,
 	Flags: []cli.Flag{replDirFlag, replBrokersFlag, replTopicFlag, replPartFlag, replPreloadFlag, replRecordsFlag, replEveryFlag,
 		replAcksFlag, replMinISRFlag, replLagFlag, replDelayFlag, replTickFlag, replTicksFlag, replStepFlag, replJSONFlag,
-		replGroupFlag, replCrashFlag},
+		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag},
 	Action: runReplicate,
 }
 
@@ -80,6 +82,14 @@ func runReplicate(c *cli.Context) error {
 			return usageError("replicate: --follower-delay takes broker=duration, got %q", d)
 		}
 		delays[int32(v)] = dd
+	}
+	stops, err := parseAt(c.StringSlice(replStopFlag.Name), "--stop")
+	if err != nil {
+		return err
+	}
+	restarts, err := parseAt(c.StringSlice(replRestartFlag.Name), "--restart")
+	if err != nil {
+		return err
 	}
 	tick := c.Duration(replTickFlag.Name)
 	cfg := replicate.Config{Dir: c.String(replDirFlag.Name), Topic: c.String(replTopicFlag.Name), Partition: int32(c.Int(replPartFlag.Name)),
@@ -149,6 +159,14 @@ func runReplicate(c *cli.Context) error {
 				rd = nil
 			}
 		}
+		for _, id := range stops[t] {
+			cl.Stop(id)
+		}
+		for _, id := range restarts[t] {
+			if err := cl.Restart(id); err != nil {
+				return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+			}
+		}
 		if produced < records && t%every == 0 {
 			v := []byte("record-" + strconv.FormatInt(cl.Leader().LEO(), 10))
 			calls = append(calls, cl.Produce([][]byte{v}, acks))
@@ -204,6 +222,7 @@ func runReplicate(c *cli.Context) error {
 			time.Sleep(tick)
 		}
 		if maxTicks <= 0 && produced == records && cl.HighWatermark() == cl.Leader().LEO() && allDone(calls) &&
+			t >= lastPlanned(stops, restarts, crashAt) && len(cl.ISR()) == aliveCount(cl) &&
 			(group == "" || readerPos == cl.HighWatermark()) {
 			break
 		}
@@ -339,4 +358,42 @@ func startReader(ctx context.Context, dir, group string) (*reader, error) {
 func (r *reader) stop() {
 	r.cancel()
 	<-r.done
+}
+
+// parseAt reads ID@TICK values into tick -> broker ids.
+func parseAt(vals []string, flag string) (map[int][]int32, error) {
+	out := map[int][]int32{}
+	for _, v := range vals {
+		id, at, ok := strings.Cut(v, "@")
+		i, err1 := strconv.ParseInt(id, 10, 32)
+		t, err2 := strconv.Atoi(at)
+		if !ok || err1 != nil || err2 != nil || t < 0 {
+			return nil, usageError("replicate: %s takes ID@TICK, got %q", flag, v)
+		}
+		out[t] = append(out[t], int32(i))
+	}
+	return out, nil
+}
+
+// lastPlanned is the last tick with a planned stop, restart or crash.
+func lastPlanned(stops, restarts map[int][]int32, crash int) int {
+	last := crash
+	for t := range stops {
+		last = max(last, t)
+	}
+	for t := range restarts {
+		last = max(last, t)
+	}
+	return last
+}
+
+// aliveCount is how many brokers are running.
+func aliveCount(cl *replicate.Cluster) int {
+	n := 0
+	for _, b := range cl.Brokers() {
+		if b.Alive() {
+			n++
+		}
+	}
+	return n
 }
