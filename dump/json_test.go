@@ -200,3 +200,45 @@ func TestDumpIsReadOnly(t *testing.T) {
 		t.Errorf("dump changed the file (bytes equal %v, mtime %v)", bytes.Equal(after, data), st.ModTime())
 	}
 }
+
+// TestDumpNeverChangesIndexes: unlike Kafka's tool, dumping an odd-sized
+// index does not trim it and a missing index is not created.
+func TestDumpNeverChangesIndexes(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join(segmentsDir(t), "kafka-written", "derived-corrupt")
+	dir := t.TempDir()
+	files := map[string][]byte{}
+	for _, sub := range []string{"index-odd-size", "index-no-log"} {
+		des, _ := os.ReadDir(filepath.Join(src, sub))
+		for _, de := range des {
+			if filepath.Ext(de.Name()) == ".txt" {
+				continue
+			}
+			b, _ := os.ReadFile(filepath.Join(src, sub, de.Name()))
+			if de.Name() == "00000000000000000000.index" && sub == "index-odd-size" {
+				b = append(b, 1, 2, 3) // 27 bytes, as Kafka's tool would trim
+			}
+			p := filepath.Join(dir, sub, de.Name())
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, b, 0o644)
+			files[p] = b
+		}
+	}
+	os.Remove(filepath.Join(dir, "index-no-log", "00000000000000000000.index")) // only the time index left
+	delete(files, filepath.Join(dir, "index-no-log", "00000000000000000000.index"))
+	for _, o := range []Options{{MaxBytes: -1}, {MaxBytes: -1, IndexSanityOnly: true}, {MaxBytes: -1, VerifyIndexOnly: true}, {MaxBytes: -1, JSON: true}} {
+		for p := range files {
+			o.Cwd = filepath.Dir(p)
+			Run([]string{filepath.Base(p)}, o, new(bytes.Buffer), new(bytes.Buffer))
+		}
+	}
+	for p, b := range files {
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Errorf("%s changed (err %v)", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index-no-log", "00000000000000000000.index")); err == nil {
+		t.Error("dump created a missing index")
+	}
+}
