@@ -516,52 +516,47 @@ func (d *dumper) noteGap(abs string, prev, off int64) {
 // index mismatches, time index errors, non-consecutive offsets.
 func (d *dumper) printSummaries() {
 	var b []byte
-	for _, abs := range javaHashMapOrder(d.idxMisPaths) {
-		pairs := d.idxMis[abs]
-		// A TreeMap in reverse key order: descending index offset, a later
-		// pair with the same key replacing an earlier one.
-		sort.SliceStable(pairs, func(i, j int) bool { return pairs[i][0] > pairs[j][0] })
-		b = append(b, "Mismatches in :"...)
-		b = append(b, abs...)
-		b = append(b, '\n')
-		for i, pr := range pairs {
-			if i+1 < len(pairs) && pairs[i+1][0] == pr[0] {
-				continue
-			}
-			b = append(b, "  Index offset: "...)
-			b = strconv.AppendInt(b, pr[0], 10)
-			b = append(b, ", log offset: "...)
-			b = strconv.AppendInt(b, pr[1], 10)
-			b = append(b, '\n')
-		}
-	}
+	// A TreeMap in reverse key order: descending index offset.
+	b = appendTreeMapGroups(b, d.idxMisPaths, d.idxMis, true, "Mismatches in :", "  Index offset: ", ", log offset: ")
 	b = appendGroups(b, d.tix.mismatchKeys, d.tix.mismatch, "Found timestamp mismatch in :", "  Index timestamp: ", ", log timestamp: ")
 	b = appendGroups(b, d.tix.outOfOrderKeys, d.tix.outOfOrder, "Found out of order timestamp in :", "  Index timestamp: ", ", Previously indexed timestamp: ")
 	b = appendGroups(b, d.tix.notFoundKeys, d.tix.notFound, "The following indexed offsets are not found in :", "Indexed offset: ", ", found log offset: ")
-	for _, abs := range javaHashMapOrder(d.ncPaths) {
-		pairs := d.nc[abs]
-		// A TreeMap keyed by the previous offset: ascending, later pairs
-		// with the same key replace earlier ones.
-		sort.SliceStable(pairs, func(i, j int) bool { return pairs[i][0] < pairs[j][0] })
-		b = append(b, "Non-consecutive offsets in "...)
-		b = append(b, abs...)
-		b = append(b, '\n')
-		for i, pr := range pairs {
-			if i+1 < len(pairs) && pairs[i+1][0] == pr[0] {
-				continue
-			}
-			b = append(b, "  "...)
-			b = strconv.AppendInt(b, pr[0], 10)
-			b = append(b, " is followed by "...)
-			b = strconv.AppendInt(b, pr[1], 10)
-			b = append(b, '\n')
-		}
-	}
+	// A TreeMap keyed by the previous offset: ascending.
+	b = appendTreeMapGroups(b, d.ncPaths, d.nc, false, "Non-consecutive offsets in ", "  ", " is followed by ")
 	if len(b) == 0 {
 		return
 	}
 	d.r.flush()
 	d.errw.Write(b)
+}
+
+// appendTreeMapGroups writes a report Kafka keeps as a HashMap of TreeMaps:
+// files in HashMap order, then each file's pairs sorted by key (descending
+// when desc), a later pair with the same key replacing an earlier one.
+func appendTreeMapGroups(b []byte, keys []string, m map[string][][2]int64, desc bool, header, first, second string) []byte {
+	for _, abs := range javaHashMapOrder(keys) {
+		pairs := m[abs]
+		sort.SliceStable(pairs, func(i, j int) bool {
+			if desc {
+				return pairs[i][0] > pairs[j][0]
+			}
+			return pairs[i][0] < pairs[j][0]
+		})
+		b = append(b, header...)
+		b = append(b, abs...)
+		b = append(b, '\n')
+		for i, pr := range pairs {
+			if i+1 < len(pairs) && pairs[i+1][0] == pr[0] {
+				continue // the later pair with this key wins
+			}
+			b = append(b, first...)
+			b = strconv.AppendInt(b, pr[0], 10)
+			b = append(b, second...)
+			b = strconv.AppendInt(b, pr[1], 10)
+			b = append(b, '\n')
+		}
+	}
+	return b
 }
 
 // appendGroups writes one TimeIndexDumpErrors report: per file (HashMap

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"strconv"
@@ -287,7 +288,7 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 			}
 			break
 		}
-		n := format.LogOverhead + int64(int32(be32(data[p+8:])))
+		n := format.LogOverhead + int64(int32(binary.BigEndian.Uint32(data[p+8:])))
 		if n <= format.LogOverhead || p+n > int64(len(data)) {
 			f.Truncated, f.TruncatedRecordBytes = true, n
 			break
@@ -303,10 +304,6 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 		}
 	}
 	return nil
-}
-
-func be32(b []byte) uint32 {
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
 // abortedTxns collects the aborted transactions overlapping the read

@@ -121,10 +121,6 @@ func appendAny(b []byte, v any) []byte {
 	return append(b, '?')
 }
 
-func errAt(kind error, pos, offset int64, field, msg string) *PosError {
-	return &PosError{Kind: kind, Pos: pos, Offset: offset, Field: field, Msg: msg}
-}
-
 // CorruptRecordError is the checksum failure of the reference texts' client
 // read path: the record (batch) at Offset stored one CRC and its bytes hash to
 // another. It wraps ErrChecksum.

@@ -143,7 +143,6 @@ func (rr *RecordReader) Next(rec *Record) error {
 	if rr.read >= rr.count {
 		return io.EOF
 	}
-	start := rr.p
 	if err := rr.decodeV2(rec); err != nil {
 		rr.read = rr.count // stop
 		return err
@@ -153,7 +152,6 @@ func (rr *RecordReader) Next(rec *Record) error {
 		return rr.errAt(ErrCorrupt, rr.posOf(rr.p), rec.Offset, "batchLength",
 			"Incorrect declared batch size, records still remaining in file")
 	}
-	_ = start
 	return nil
 }
 

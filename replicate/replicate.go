@@ -13,10 +13,12 @@
 package replicate
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
@@ -135,14 +137,14 @@ type Cluster struct {
 	// leoAtFetch is the leader's log end offset at each follower's
 	// previous fetch.
 	leoAtFetch map[int32]int64
-	nextTurn map[int32]int64
-	tick     int64
-	calls    []*ProduceCall
-	rpcs     []RPC
-	moments  []Moment
-	names    map[int32]string
-	epochs   []epochEntry
-	buf      []byte
+	nextTurn   map[int32]int64
+	tick       int64
+	calls      []*ProduceCall
+	rpcs       []RPC
+	moments    []Moment
+	names      map[int32]string
+	epochs     []epochEntry
+	buf        []byte
 }
 
 type epochEntry struct {
@@ -448,7 +450,7 @@ func (c *Cluster) Step() error {
 		}
 	}
 	if len(parts) > 0 || hwMoved {
-		label := joinComma(parts)
+		label := strings.Join(parts, ", ")
 		if label == "" {
 			label = "High watermark moves to " + strconv.FormatInt(hw, 10)
 		}
@@ -462,17 +464,6 @@ func (c *Cluster) who(id int32) string {
 		return n
 	}
 	return "broker " + strconv.Itoa(int(id))
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
 
 // followerFetch is one replica fetch: the request's fetch offset is the
@@ -748,7 +739,7 @@ func (c *Cluster) Stop(id int32) {
 
 // Consume reads from the leader bounded by the high watermark.
 func (c *Cluster) Consume(cons *fetch.Consumer) ([]fetch.Record, error) {
-	recs, f, err := cons.Poll(contextBackground())
+	recs, f, err := cons.Poll(context.Background())
 	if f != nil {
 		c.LogConsumerFetch(f, 0)
 	}

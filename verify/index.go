@@ -36,25 +36,37 @@ func openLogFor(f *FileReport, t task) (*os.File, int64, bool) {
 	return log, st.Size(), true
 }
 
+// openIndexAndLog opens an index file and the log it describes, reporting a
+// size that is not a whole number of entries (the broker's sanity check).
+// A nil file with a nil error means the log is missing (already reported).
+func openIndexAndLog(f *FileReport, t task, entry int64, kind, what string) (*os.File, *os.File, int64, error) {
+	file, err := os.Open(t.path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	log, logSize, ok := openLogFor(f, t)
+	if !ok {
+		file.Close()
+		return nil, nil, 0, nil
+	}
+	if rest := f.Bytes % entry; rest != 0 {
+		f.add(Problem{Kind: kind, Position: f.Bytes - rest, Offset: -1,
+			Message: what + " file is " + itoa(f.Bytes) + " bytes, not a multiple of " + itoa(entry) + " (the broker rebuilds it)"})
+	}
+	return file, log, logSize, nil
+}
+
 // checkIndex verifies an .index against its log: the broker's sanity check,
 // entries strictly increasing, and each entry pointing at the start of the
 // batch whose last offset it names. A zero tail (preallocated active
 // segment) ends the entries, as it does for Kafka.
 func (v *verifier) checkIndex(f *FileReport, t task) error {
-	file, err := os.Open(t.path)
-	if err != nil {
+	file, log, logSize, err := openIndexAndLog(f, t, format.OffsetIndexEntrySize, KindIndexSanity, "index")
+	if file == nil || err != nil {
 		return err
 	}
 	defer file.Close()
-	log, logSize, ok := openLogFor(f, t)
-	if !ok {
-		return nil
-	}
 	defer log.Close()
-	if rest := f.Bytes % format.OffsetIndexEntrySize; rest != 0 {
-		f.add(Problem{Kind: KindIndexSanity, Position: f.Bytes - rest, Offset: -1,
-			Message: "index file is " + itoa(f.Bytes) + " bytes, not a multiple of 8 (the broker rebuilds it)"})
-	}
 	base := t.base
 	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
 	br := bufio.NewReaderSize(file, indexBuf)
@@ -106,20 +118,12 @@ func (v *verifier) checkIndex(f *FileReport, t task) error {
 // offset of a batch whose max timestamp is the entry's timestamp. It walks
 // the log once alongside the entries (both are in offset order).
 func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
-	file, err := os.Open(t.path)
-	if err != nil {
+	file, log, logSize, err := openIndexAndLog(f, t, format.TimeIndexEntrySize, KindTimeIndexSanity, "time index")
+	if file == nil || err != nil {
 		return err
 	}
 	defer file.Close()
-	log, logSize, ok := openLogFor(f, t)
-	if !ok {
-		return nil
-	}
 	defer log.Close()
-	if rest := f.Bytes % format.TimeIndexEntrySize; rest != 0 {
-		f.add(Problem{Kind: KindTimeIndexSanity, Position: f.Bytes - rest, Offset: -1,
-			Message: "time index file is " + itoa(f.Bytes) + " bytes, not a multiple of 12 (the broker rebuilds it)"})
-	}
 	base := t.base
 	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
 	var cur *format.Batch

@@ -210,9 +210,13 @@ func trimNewline(b []byte) []byte {
 			b = b[:n-1]
 		}
 	}
-	// Non-nil even when empty: an empty line is an empty value, as
-	// kafka-console-producer sends it, not a null (a tombstone).
-	return append([]byte{}, b...)
+	// ReadBytes gave a fresh slice; make it non-nil even when empty: an
+	// empty line is an empty value, as kafka-console-producer sends it,
+	// not a null (a tombstone).
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 type jsonHeader struct {

@@ -1,5 +1,0 @@
-package replicate
-
-import "context"
-
-func contextBackground() context.Context { return context.Background() }
