@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 )
 
 // Decoder selects one of kafka-dump-log's message decoders, which print a
@@ -370,23 +371,23 @@ func (c *decodedRecord) appendText(l []byte, skipMetadata bool) ([]byte, error) 
 // prints instead (an error, "<DELETE>") as a string, or null when it prints
 // nothing.
 func (c *decodedRecord) appendJSONFields(l []byte) []byte {
-	l = appendField(l, "decodedKey")
+	l = ndjson.Field(l, "decodedKey")
 	switch {
 	case c.key == nil:
 		l = append(l, "null"...)
 	case c.keyJSON:
-		l = append(l, c.key...)
+		l = appendKafkaJSON(l, c.key)
 	default:
-		l = appendJSONString(l, string(c.key))
+		l = ndjson.StringBytes(l, c.key)
 	}
-	l = appendField(l, "decodedValue")
+	l = ndjson.Field(l, "decodedValue")
 	switch {
 	case c.value == nil:
 		l = append(l, "null"...)
 	case c.valueJSON:
-		l = append(l, c.value...)
+		l = appendKafkaJSON(l, c.value)
 	default:
-		l = appendJSONString(l, string(c.value))
+		l = ndjson.StringBytes(l, c.value)
 	}
 	return l
 }

@@ -82,7 +82,7 @@ func TestJSONTransactions(t *testing.T) {
 	}
 	txn := 0
 	for _, b := range batches {
-		for _, f := range []string{"baseOffset", "lastOffset", "count", "magic", "crc", "isValid", "size", "position",
+		for _, f := range []string{"baseOffset", "lastOffset", "recordCount", "magic", "crc", "isValid", "sizeBytes", "position",
 			"compression", "timestampType", "maxTimestamp", "producerId", "producerEpoch", "baseSequence",
 			"lastSequence", "partitionLeaderEpoch", "isTransactional", "isControl", "deleteHorizonMs"} {
 			if _, ok := b[f]; !ok {
