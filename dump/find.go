@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -80,6 +81,9 @@ type FindOptions struct {
 	// (0: the format defaults).
 	MaxBatchBytes        int
 	MaxDecompressedBytes int
+	// Record says how the record found is written in JSON (keys and
+	// values are written only with Record.Data).
+	Record ndjson.Options
 }
 
 // FindQuery is what to look for: an offset, or (ByTimestamp) the first
@@ -177,6 +181,20 @@ type FindBatch struct {
 	MaxTimestamp  int64  `json:"maxTimestamp"`
 	ProducerID    int64  `json:"producerId"`
 	IsControl     bool   `json:"isControl"`
+
+	batch *format.Batch
+}
+
+// MarshalJSON writes ndjson's "batch" object, the shape every command uses.
+func (fb *FindBatch) MarshalJSON() ([]byte, error) {
+	return ndjson.End(ndjson.BatchFields(ndjson.Begin(nil, "batch"), fb.batch)), nil
+}
+
+// MarshalJSON writes ndjson's "record" object, the shape every command
+// uses, with "time", the timestamp's ISO-8601 twin.
+func (fr *FindRecord) MarshalJSON() ([]byte, error) {
+	l, _ := ndjson.RecordFields(ndjson.Begin(nil, "record"), fr.batch, &fr.rec, &fr.opts)
+	return ndjson.End(ndjson.Str(l, "time", fr.Time)), nil
 }
 
 // FindRecord is the record found. Key and Value are the bytes as Kafka's
@@ -196,6 +214,9 @@ type FindRecord struct {
 	HeaderKeys  []string `json:"headerKeys"`
 
 	key, value []byte // exact bytes, for the text view
+	batch      *format.Batch
+	rec        format.Record
+	opts       ndjson.Options
 }
 
 // Find answers q over the partition directory d. The error is for I/O
@@ -472,14 +493,20 @@ func (f *findState) firstRecord(s partition.Segment, b *format.Batch, minOffset,
 func (f *findState) found(lk *FindLookup, b *format.Batch) {
 	lk.Found = true
 	f.res.Found = true
-	f.res.Batch = &FindBatch{
+	f.res.Batch = &FindBatch{batch: b.Clone(),
 		Position: b.Pos, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(), SizeBytes: b.Size(),
 		Magic: b.Magic, RecordCount: b.RecordCount, Compression: b.Compression().String(),
 		TimestampType: b.TimestampType().String(), MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, IsControl: b.IsControl(),
 	}
 	r := &f.rec
 	fr := &FindRecord{Offset: r.Offset, Timestamp: r.Timestamp, Time: viewISO(r.Timestamp), KeySize: r.KeySize, ValueSize: r.ValueSize,
-		HeaderKeys: []string{}, key: findCloneBytes(r.Key), value: findCloneBytes(r.Value)}
+		HeaderKeys: []string{}, key: findCloneBytes(r.Key), value: findCloneBytes(r.Value),
+		batch: f.res.Batch.batch, rec: *r, opts: f.opts.Record}
+	fr.rec.Key, fr.rec.Value = fr.key, fr.value
+	fr.rec.Headers = make([]format.Header, len(r.Headers))
+	for i, h := range r.Headers {
+		fr.rec.Headers[i] = format.Header{Key: findCloneBytes(h.Key), Value: findCloneBytes(h.Value)}
+	}
 	fr.Key, fr.KeyBase64 = findJavaText(fr.key)
 	fr.Value, fr.ValueBase64 = findJavaText(fr.value)
 	for _, h := range r.Headers {

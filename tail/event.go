@@ -59,8 +59,10 @@ const (
 // klog tail --json.
 type Event struct {
 	Type Type `json:"type"`
-	// Time is when the tail saw the change, in UTC.
-	Time time.Time `json:"time"`
+	// Timestamp is when the tail saw the change (epoch ms); Time is the
+	// same in UTC (ISO-8601 in JSON).
+	Timestamp int64     `json:"timestamp"`
+	Time      time.Time `json:"time"`
 	// Dir is the partition directory; Topic and Partition are parsed from
 	// its name (Partition -1 and Topic "" when the name is not
 	// <topic>-<partition>). A checkpoint problem names the log dir.
@@ -109,11 +111,11 @@ type Event struct {
 type BatchInfo struct {
 	// Position is the byte position of the batch in Segment.
 	Position        int64  `json:"position"`
-	Size            int64  `json:"size"`
+	Size            int64  `json:"sizeBytes"`
 	Magic           int8   `json:"magic"`
 	BaseOffset      int64  `json:"baseOffset"`
 	LastOffset      int64  `json:"lastOffset"`
-	Count           int32  `json:"count"`
+	Count           int32  `json:"recordCount"`
 	MaxTimestamp    int64  `json:"maxTimestamp"`
 	TimestampType   string `json:"timestampType"`
 	Compression     string `json:"compression"`

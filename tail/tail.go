@@ -244,7 +244,8 @@ func (t *tailer) emit(ev Event) {
 
 // event is an event of type typ carrying p's current state.
 func (t *tailer) event(p *part, typ Type) Event {
-	ev := Event{Type: typ, Time: t.now().UTC(), Dir: p.dir, Topic: p.topic, Partition: p.partition,
+	now := t.now().UTC()
+	ev := Event{Type: typ, Time: now, Timestamp: now.UnixMilli(), Dir: p.dir, Topic: p.topic, Partition: p.partition,
 		LogStartOffset: p.leo, LogEndOffset: p.leo, HighWatermark: p.hw, Segments: len(p.segs)}
 	if len(p.segs) > 0 {
 		ev.LogStartOffset = p.segs[0].base
@@ -490,7 +491,8 @@ func markDir(m *map[*logDir]bool, ld *logDir) {
 func (t *tailer) reloadHW(ld *logDir) {
 	hw, err := readHWErr(ld.path)
 	if err != nil {
-		ev := Event{Type: TypeCorrupt, Time: t.now().UTC(), Dir: ld.path, Partition: -1, HighWatermark: -1,
+		now := t.now().UTC()
+		ev := Event{Type: TypeCorrupt, Time: now, Timestamp: now.UnixMilli(), Dir: ld.path, Partition: -1, HighWatermark: -1,
 			Problem: &Problem{Position: -1, Offset: -1, Message: filepath.Join(ld.path, partition.ReplicationCheckpoint) + ": " + err.Error()}}
 		t.emit(ev)
 		return

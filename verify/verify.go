@@ -71,7 +71,7 @@ type FileReport struct {
 	// Kind is log, checkpoint (KRaft snapshot), index, timeindex,
 	// txnindex, snapshot, leader-epoch-checkpoint, offset-checkpoint,
 	// partition-metadata or unknown.
-	Kind     string    `json:"kind"`
+	Kind     string    `json:"fileKind"`
 	OK       bool      `json:"ok"`
 	Batches  int64     `json:"batches"`
 	Records  int64     `json:"records"`

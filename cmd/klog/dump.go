@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/urfave/cli/v2"
 )
 
@@ -137,3 +139,21 @@ func runDump(c *cli.Context) error {
 	}
 	return nil
 }
+
+// recordOptions reads --key-encoding and --value-encoding for the JSON
+// record objects of any record-printing command.
+func recordOptions(c *cli.Context, data bool) (ndjson.Options, error) {
+	opts := ndjson.Options{Data: data}
+	var err error
+	if opts.KeyEncoding, err = ndjson.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
+		return opts, usageError("%s: --key-encoding: %v", c.Command.Name, err)
+	}
+	if opts.ValueEncoding, err = ndjson.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
+		return opts, usageError("%s: --value-encoding: %v", c.Command.Name, err)
+	}
+	return opts, nil
+}
+
+// writeJSONLine writes v as one JSON object of the given type; a write
+// error shows again when the output is flushed.
+func writeJSONLine(w io.Writer, typ string, v any) error { return ndjson.WriteTyped(w, typ, v) }

@@ -3,17 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/urfave/cli/v2"
 )
 
@@ -46,7 +45,7 @@ object per fetch. --follow --group G runs a consumer that prints position and
 lag after each poll and commits.`,
 	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
 		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
-		fetchTimeoutFlag, fetchDataFlag},
+		fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag},
 	Action: runFetch,
 }
 
@@ -61,6 +60,10 @@ func runFetch(c *cli.Context) error {
 		iso = fetch.ReadCommitted
 	default:
 		return usageError("fetch: --isolation must be read_uncommitted or read_committed")
+	}
+	recOpts, err := recordOptions(c, c.Bool(fetchDataFlag.Name))
+	if err != nil {
+		return err
 	}
 	dir := c.String(fetchLogFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
@@ -95,7 +98,9 @@ func runFetch(c *cli.Context) error {
 		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
 	}
 	if c.Bool(fetchJSONFlag.Name) {
-		writeFetchJSON(out, req, f, err, took)
+		if err := writeFetchJSON(out, req, f, err, took, recOpts); err != nil {
+			return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		}
 	} else {
 		writeFetchText(out, f, err, c.Bool(fetchDataFlag.Name))
 	}
@@ -178,55 +183,65 @@ func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) 
 	}
 }
 
-func jsonString(b []byte) string {
-	if b == nil {
-		return "null"
-	}
-	if utf8.Valid(b) {
-		return strconv.Quote(string(b))
-	}
-	return strconv.Quote(base64.StdEncoding.EncodeToString(b))
-}
-
-func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr error, took time.Duration) {
-	fmt.Fprintf(out, `{"requestApiKeyName":"FETCH","request":{"fetchOffset":%d,"maxBytes":%d,"partitionMaxBytes":%d,"minBytes":%d,"maxWaitMs":%d,"isolationLevel":%d,"replica":%t},`,
-		req.FetchOffset, req.MaxBytes, req.PartitionMaxBytes, req.MinBytes, req.MaxWait, req.Isolation, req.Replica)
-	errCode := 0
+// writeFetchJSON writes one "fetch" object shaped like a broker request-log
+// line; its records are ndjson's record objects.
+func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr error, took time.Duration, opts ndjson.Options) error {
+	l := ndjson.Begin(nil, "fetch")
+	l = append(ndjson.Str(l, "requestApiKeyName", "FETCH"), `,"request":{"fetchOffset":`...)
+	l = strconv.AppendInt(l, req.FetchOffset, 10)
+	l = ndjson.Int(l, "maxBytes", int64(req.MaxBytes))
+	l = ndjson.Int(l, "partitionMaxBytes", int64(req.PartitionMaxBytes))
+	l = ndjson.Int(l, "minBytes", int64(req.MinBytes))
+	l = ndjson.Int(l, "maxWaitMs", req.MaxWait)
+	l = ndjson.Int(l, "isolationLevel", int64(req.Isolation))
+	l = ndjson.Bool(l, "replica", req.Replica)
+	errCode := int64(0)
 	if ferr != nil {
 		errCode = 1 // OFFSET_OUT_OF_RANGE
 	}
-	fmt.Fprintf(out, `"response":{"errorCode":%d,"highWatermark":%d,"lastStableOffset":%d,"logStartOffset":%d,"recordsSizeInBytes":%d,"truncated":%t,"truncatedRecordBytes":%d,"abortedTransactions":`,
-		errCode, f.HighWatermark, f.LastStableOffset, f.LogStartOffset, len(f.Frame), f.Truncated, f.TruncatedRecordBytes)
+	l = append(l, `},"response":{"errorCode":`...)
+	l = strconv.AppendInt(l, errCode, 10)
+	l = ndjson.Int(l, "highWatermark", f.HighWatermark)
+	l = ndjson.Int(l, "lastStableOffset", f.LastStableOffset)
+	l = ndjson.Int(l, "logStartOffset", f.LogStartOffset)
+	l = ndjson.Int(l, "recordsSizeBytes", int64(len(f.Frame)))
+	l = ndjson.Bool(l, "truncated", f.Truncated)
+	l = ndjson.Int(l, "truncatedRecordBytes", int64(f.TruncatedRecordBytes))
 	if f.AbortedTransactions == nil {
-		out.WriteString("null")
+		l = ndjson.Null(l, "abortedTransactions")
 	} else {
-		out.WriteByte('[')
+		l = append(ndjson.Field(l, "abortedTransactions"), '[')
 		for i, a := range f.AbortedTransactions {
 			if i > 0 {
-				out.WriteByte(',')
+				l = append(l, ',')
 			}
-			fmt.Fprintf(out, `{"producerId":%d,"firstOffset":%d}`, a.ProducerID, a.FirstOffset)
+			l = append(l, `{"producerId":`...)
+			l = strconv.AppendInt(l, a.ProducerID, 10)
+			l = append(ndjson.Int(l, "firstOffset", a.FirstOffset), '}')
 		}
-		out.WriteByte(']')
+		l = append(l, ']')
 	}
-	out.WriteString(`,"records":[`)
+	l = append(ndjson.Field(l, "records"), '[')
 	first := true
-	frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
+	err := frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
 		if !first {
-			out.WriteByte(',')
+			l = append(l, ',')
 		}
 		first = false
-		fmt.Fprintf(out, `{"offset":%d,"timestamp":%d,"isControl":%t,"key":%s,"value":%s`, r.Offset, r.Timestamp, b.IsControl(), jsonString(r.Key), jsonString(r.Value))
-		if r.Key != nil && !utf8.Valid(r.Key) {
-			out.WriteString(`,"keyEncoding":"base64"`)
-		}
-		if r.Value != nil && !utf8.Valid(r.Value) {
-			out.WriteString(`,"valueEncoding":"base64"`)
-		}
-		out.WriteByte('}')
-		return nil
+		var err error
+		l, err = ndjson.RecordFields(ndjson.Begin(l, "record"), b, r, &opts)
+		l = ndjson.End(l)
+		return err
 	})
-	fmt.Fprintf(out, `]},"totalTimeMs":%.3f}`+"\n", float64(took.Microseconds())/1000)
+	l = append(l, ']', '}')
+	if err != nil {
+		l = ndjson.Str(l, "error", err.Error())
+	}
+	l = append(l, `,"totalTimeMs":`...)
+	l = strconv.AppendFloat(l, float64(took.Microseconds())/1000, 'f', 3, 64)
+	l = append(l, '}', '\n')
+	_, werr := out.Write(l)
+	return werr
 }
 
 // follow runs a consumer until the context ends: poll, print, commit.
@@ -280,8 +295,6 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 	}
 	return nil
 }
-
-func validUTF8(b []byte) bool { return utf8.Valid(b) }
 
 // writeKeyValue prints " key: K payload: V" as kafka-dump-log does (Java's
 // UTF-8 decoding; nothing for null).

@@ -115,7 +115,7 @@ func runProduce(c *cli.Context) error {
 			return
 		}
 		if c.Bool(prodJSONFlag.Name) {
-			fmt.Fprintf(out, `{"baseOffset":%d,"lastOffset":%d,"logAppendTime":%d,"logStartOffset":%d}`+"\n",
+			fmt.Fprintf(out, `{"type":"produceResponse","baseOffset":%d,"lastOffset":%d,"logAppendTime":%d,"logStartOffset":%d}`+"\n",
 				r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
 			out.Flush()
 			return

@@ -2,12 +2,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
@@ -31,7 +31,7 @@ nothing. --output DIR writes the recovered partition to a new directory.
 records that can still be saved (NDJSON on stdout), reporting every skipped
 byte range on stderr. Exit status: 0 nothing to recover, 1 recovery would
 change the partition, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag},
+	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag, keyEncFlag, valueEncFlag},
 	Action: runRecover,
 }
 
@@ -40,6 +40,10 @@ func runRecover(c *cli.Context) error {
 		return usageError("recover: give one partition directory")
 	}
 	dir := c.Args().First()
+	recOpts, err := recordOptions(c, true)
+	if err != nil {
+		return err
+	}
 	plan, err := verify.PlanRecovery(dir, verify.RecoverOptions{})
 	if err != nil {
 		return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
@@ -52,7 +56,7 @@ func runRecover(c *cli.Context) error {
 		defer report.Flush()
 	}
 	if c.Bool(recoverJSONFlag.Name) {
-		json.NewEncoder(report).Encode(plan)
+		writeJSONLine(report, "recoveryPlan", plan)
 	} else {
 		for _, s := range plan.Segments {
 			name := s.Log
@@ -78,25 +82,27 @@ func runRecover(c *cli.Context) error {
 		fmt.Fprintf(report, "wrote the recovered partition to %s\n", o)
 	}
 	if c.Bool(recoverSalvageFlag.Name) {
+		w := ndjson.NewWriter(out, recOpts)
 		for _, s := range plan.Segments {
+			path := s.Log
+			withPath := func(l []byte) []byte { return ndjson.Str(l, "path", path) }
 			skipped, err := verify.Salvage(s.Log, 0, func(b *format.Batch, r *format.Record) error {
 				if b.IsControl() {
 					return nil
 				}
-				fmt.Fprintf(out, `{"offset":%d,"timestamp":%d,"key":%s,"value":%s`, r.Offset, r.Timestamp, jsonString(r.Key), jsonString(r.Value))
-				if r.Key != nil && !validUTF8(r.Key) {
-					out.WriteString(`,"keyEncoding":"base64"`)
-				}
-				if r.Value != nil && !validUTF8(r.Value) {
-					out.WriteString(`,"valueEncoding":"base64"`)
-				}
-				out.WriteString("}\n")
-				return nil
+				return w.Record(b, r, withPath)
 			})
+			if err == nil {
+				err = w.Flush()
+			}
 			if err != nil {
 				return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
 			}
 			for _, k := range skipped {
+				if c.Bool(recoverJSONFlag.Name) {
+					writeJSONLine(report, "skipped", k)
+					continue
+				}
 				fmt.Fprintf(report, "%s: skipped bytes %d..%d (%d bytes)\n", k.Path, k.From, k.To, k.To-k.From)
 			}
 		}

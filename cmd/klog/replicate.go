@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -113,12 +112,11 @@ func runReplicate(c *cli.Context) error {
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	jsonOut := c.Bool(replJSONFlag.Name)
-	enc := json.NewEncoder(out)
 	rpcSeen := len(cl.RPCs())
 	flushRPCs := func() {
 		for _, r := range cl.RPCs()[rpcSeen:] {
 			if jsonOut {
-				enc.Encode(r)
+				writeJSONLine(out, "rpc", r)
 			}
 		}
 		rpcSeen = len(cl.RPCs())

@@ -14,7 +14,9 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/tail"
+	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,7 +43,7 @@ rolls, deletions and truncations, partitions appearing and disappearing.
 place on a terminal and printed as snapshots otherwise. Watches directories
 with inotify (one watch per directory; see fs.inotify.max_user_watches) and
 never polls. Exit status 0 on Ctrl-C or --timeout, 2 on trouble.`,
-	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag},
+	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag, keyEncFlag, valueEncFlag},
 	Action: runTail,
 }
 
@@ -69,7 +71,11 @@ func runTail(c *cli.Context) error {
 	var r tailRenderer
 	switch {
 	case c.Bool(tailJSONFlag.Name):
-		r = newTailJSON(out, c.Bool(tailDataFlag.Name))
+		opts, err := recordOptions(c, true)
+		if err != nil {
+			return err
+		}
+		r = newTailJSON(out, c.Bool(tailDataFlag.Name), opts)
 	case c.Bool(tailTableFlag.Name):
 		r = newTailTable(out, isTerminal(c.App.Writer))
 	default:
@@ -336,72 +342,56 @@ func appendGap(l []byte, ev *tail.Event) []byte {
 }
 
 // tailJSON writes each event as one JSON object per line; with records,
-// a "record" object per record follows each batch.
+// ndjson's "record" object per record follows each batch, with the
+// partition's dir, topic and partition.
 type tailJSON struct {
 	enc  *json.Encoder
+	w    *ndjson.Writer
 	data bool
 	rr   format.RecordReader
 	rec  format.Record
 }
 
-func newTailJSON(w io.Writer, data bool) *tailJSON {
+func newTailJSON(w *bufio.Writer, data bool, opts ndjson.Options) *tailJSON {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &tailJSON{enc: enc, data: data}
+	return &tailJSON{enc: enc, w: ndjson.NewWriter(w, opts), data: data}
 }
 
 func (t *tailJSON) tick(time.Time) error { return nil }
-func (t *tailJSON) close() error         { return nil }
-
-// tailRecord is the JSON form of one record of a new batch.
-type tailRecord struct {
-	Type      string             `json:"type"`
-	Time      time.Time          `json:"time"`
-	Topic     string             `json:"topic"`
-	Partition int32              `json:"partition"`
-	Offset    int64              `json:"offset"`
-	Timestamp int64              `json:"timestamp"`
-	Key       []byte             `json:"key"`
-	Value     []byte             `json:"value"`
-	Headers   []tailRecordHeader `json:"headers,omitempty"`
-	Error     string             `json:"error,omitempty"`
-}
-
-type tailRecordHeader struct {
-	Key   string `json:"key"`
-	Value []byte `json:"value"`
-}
+func (t *tailJSON) close() error         { return t.w.Err() }
 
 func (t *tailJSON) event(ev tail.Event) error {
-	if err := t.enc.Encode(ev); err != nil {
+	if err := t.enc.Encode(ev); err != nil { // ev has its "type"
 		return err
 	}
 	if !t.data || ev.Batch == nil {
 		return nil
 	}
-	rec := tailRecord{Type: "record", Time: ev.Time, Topic: ev.Topic, Partition: ev.Partition}
-	if err := t.rr.Reset(ev.Batch); err != nil {
-		rec.Offset, rec.Error = ev.Batch.BaseOffset, err.Error()
-		return t.enc.Encode(rec)
+	more := func(l []byte) []byte {
+		l = ndjson.Str(l, "dir", ev.Dir)
+		l = ndjson.Str(l, "topic", ev.Topic)
+		return ndjson.Int(l, "partition", int64(ev.Partition))
 	}
-	for {
-		err := t.rr.Next(&t.rec)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			rec.Error = err.Error()
-			return t.enc.Encode(rec)
-		}
-		r := &t.rec
-		rec.Offset, rec.Timestamp, rec.Key, rec.Value, rec.Headers = r.Offset, r.Timestamp, r.Key, r.Value, rec.Headers[:0]
-		for _, h := range r.Headers {
-			rec.Headers = append(rec.Headers, tailRecordHeader{Key: string(h.Key), Value: h.Value})
-		}
-		if err := t.enc.Encode(rec); err != nil {
-			return err
+	err := t.rr.Reset(ev.Batch)
+	for err == nil {
+		if err = t.rr.Next(&t.rec); err == nil {
+			err = t.w.Record(ev.Batch, &t.rec, more)
 		}
 	}
+	if err != io.EOF {
+		pos, off := ev.Batch.Pos, ev.Batch.BaseOffset
+		var pe *format.PosError
+		if errors.As(err, &pe) {
+			pos, off = pe.Pos, pe.Offset
+		}
+		l := ndjson.Str(ndjson.Begin(t.w.Line(), "problem"), "path", filepath.Join(ev.Dir, ev.Segment))
+		l = ndjson.Str(l, "kind", verify.KindRecordDecode)
+		l = ndjson.Int(l, "position", pos)
+		l = ndjson.Int(l, "offset", off)
+		t.w.Emit(ndjson.End(ndjson.Str(l, "message", err.Error())))
+	}
+	return t.w.Err()
 }
 
 // tailTable keeps one row per partition and draws it with tablewriter:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -60,9 +59,8 @@ func runVerify(c *cli.Context) error {
 		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
 	}
 	if c.Bool(verifyJSONFlag.Name) {
-		enc := json.NewEncoder(c.App.Writer)
 		for i := range rep.Files {
-			if err := enc.Encode(&rep.Files[i]); err != nil {
+			if err := writeJSONLine(c.App.Writer, "fileReport", &rep.Files[i]); err != nil {
 				return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
 			}
 		}

@@ -113,7 +113,7 @@ or time index entry used does not match the log, or a record on the way
 cannot be decoded (the answer is still given, from a scan of the segment
 start when the index entry is unusable); 2 usage or I/O trouble, or an
 offset out of range (below the first segment, or at or past the log end).`,
-	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, findMaxDataFlag, maxBatchFlag},
+	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
 	Action: runFind,
 }
 
@@ -234,7 +234,11 @@ func runFind(c *cli.Context) error {
 	if err != nil {
 		return viewError("find", err)
 	}
-	res, err := dump.Find(d, q, dump.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+	recOpts, err := recordOptions(c, true)
+	if err != nil {
+		return err
+	}
+	res, err := dump.Find(d, q, dump.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
 	if err != nil {
 		if errors.Is(err, dump.ErrOffsetOutOfRange) {
 			return &exitError{code: ExitTrouble, msg: "find: " + err.Error()}
