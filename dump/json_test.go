@@ -7,8 +7,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/jsoncontract"
 )
 
 func runJSON(t *testing.T, dir string, opts Options, files ...string) ([]map[string]any, Result, error) {
@@ -28,8 +32,8 @@ func runJSON(t *testing.T, dir string, opts Options, files ...string) ([]map[str
 		if jerr := json.Unmarshal(sc.Bytes(), &m); jerr != nil {
 			t.Fatalf("line is not JSON: %v\n%s", jerr, sc.Text())
 		}
-		if _, ok := m["type"]; !ok {
-			t.Fatalf("line without type: %s", sc.Text())
+		if err := jsoncontract.Line(sc.Bytes()); err != nil {
+			t.Fatal(err)
 		}
 		objs = append(objs, m)
 	}
@@ -240,5 +244,65 @@ func TestDumpNeverChangesIndexes(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index-no-log", "00000000000000000000.index")); err == nil {
 		t.Error("dump created a missing index")
+	}
+}
+
+// TestJSONSchemaEveryFixture dumps every fixture file (segments, indexes,
+// snapshots, transaction indexes, KRaft checkpoints, partition files) as
+// JSON, with data and with Kafka's decoders where they apply, and
+// validates every line against the schema.
+func TestJSONSchemaEveryFixture(t *testing.T) {
+	t.Parallel()
+	root := segmentsDir(t)
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, de os.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		name := de.Name()
+		if !hasAnySuffix(name, dumpedSuffixes) && name != "leader-epoch-checkpoint" && name != "partition.metadata" &&
+			!strings.HasSuffix(name, "-offset-checkpoint") {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		for _, opts := range []Options{{PrintData: true, Deep: true, Decoder: fixtureDecoder(dir, name)}, {IndexSanityOnly: true}} {
+			opts.JSON, opts.Cwd, opts.MaxBytes = true, dir, -1
+			var out, errw bytes.Buffer
+			Run([]string{name}, opts, &out, &errw)
+			sc := bufio.NewScanner(&out)
+			sc.Buffer(nil, 1<<24)
+			for sc.Scan() {
+				if err := jsoncontract.Line(sc.Bytes()); err != nil {
+					t.Errorf("%s: %v", path, err)
+					return nil
+				}
+				var o struct{ Type string }
+				json.Unmarshal(sc.Bytes(), &o)
+				seen[o.Type] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No fixture has an offset checkpoint: write one.
+	tmp := t.TempDir()
+	cp := format.AppendOffsetCheckpoint(nil, []format.OffsetEntry{{Topic: "t\x00\xff", Partition: 3, Offset: 9}})
+	if err := os.WriteFile(filepath.Join(tmp, "replication-offset-checkpoint"), cp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs, _, err := runJSON(t, tmp, Options{}, "replication-offset-checkpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		seen[o["type"].(string)] = true
+	}
+	for _, typ := range []string{"file", "batch", "record", "problem", "summary", "sanity", "indexEntry", "timeIndexEntry",
+		"producer", "abortedTxn", "epoch", "checkpointEntry"} {
+		if !seen[typ] {
+			t.Errorf("no %q object in the fixtures' JSON", typ)
+		}
 	}
 }

@@ -61,7 +61,7 @@ type StatsReport struct {
 	Batches int64  `json:"batches"`
 	Records int64  `json:"records"`
 	// Bytes is the size of all batches on disk.
-	Bytes int64 `json:"bytes"`
+	Bytes int64 `json:"sizeBytes"`
 	// MinTimestamp and MaxTimestamp are the smallest and largest batch max
 	// timestamps (epoch ms, -1 when none), MinTime/MaxTime in ISO-8601 UTC.
 	MinTimestamp int64  `json:"minTimestamp"`
@@ -158,10 +158,10 @@ type ProducerStat struct {
 // HourStats is one UTC hour: Hour is its start in ISO-8601, HourMs in epoch
 // ms.
 type HourStats struct {
-	Hour    string `json:"hour"`
-	HourMs  int64  `json:"hourMs"`
+	Hour    string `json:"hourTime"`
+	HourMs  int64  `json:"hourTimestamp"`
 	Batches int64  `json:"batches"`
-	Bytes   int64  `json:"bytes"`
+	Bytes   int64  `json:"sizeBytes"`
 }
 
 // StatsFiles expands paths into the segments to read: a file is read as a

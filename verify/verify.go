@@ -75,7 +75,7 @@ type FileReport struct {
 	OK       bool      `json:"ok"`
 	Batches  int64     `json:"batches"`
 	Records  int64     `json:"records"`
-	Bytes    int64     `json:"bytes"`
+	Bytes    int64     `json:"sizeBytes"`
 	Problems []Problem `json:"problems"`
 	// For logs: the first and last offsets present and where the valid
 	// data ends (-1 when there is no batch).

@@ -7,12 +7,14 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
 
 var (
 	offsetsTimeFlag = &cli.StringFlag{Name: "time", Value: "latest", Usage: "latest (the high watermark), earliest, max-timestamp, or a timestamp in ms"}
+	offsetsJSONFlag = &cli.BoolFlag{Name: "json", Usage: "one JSON object per partition (type \"listOffsets\")"}
 	offsetsIsoFlag  = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed (latest is then the last stable offset)"}
 )
 
@@ -23,7 +25,7 @@ var offsetsCommand = &cli.Command{
 	Description: `DIR is a partition directory or a log directory. The offset is the high
 watermark by default (from the log dir's replication-offset-checkpoint, else
 the log end offset), or what Kafka's ListOffsets answers for --time.`,
-	Flags:  []cli.Flag{offsetsTimeFlag, offsetsIsoFlag},
+	Flags:  []cli.Flag{offsetsTimeFlag, offsetsIsoFlag, offsetsJSONFlag},
 	Action: runOffsets,
 }
 
@@ -75,11 +77,15 @@ func runOffsets(c *cli.Context) error {
 		if err != nil {
 			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
 		}
-		off, _, ok, err := l.OffsetForTime(ts, iso, -1)
+		off, recTS, ok, err := l.OffsetForTime(ts, iso, -1)
 		if err != nil {
 			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
 		}
 		topic, part, _ := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
+		if c.Bool(offsetsJSONFlag.Name) {
+			out.Write(listOffsetsJSON(d, topic, part, ts, iso, off, recTS, ok))
+			continue
+		}
 		if ok {
 			fmt.Fprintf(out, "%s:%d:%d\n", topic, part, off)
 		} else {
@@ -87,4 +93,23 @@ func runOffsets(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// listOffsetsJSON is one "listOffsets" object: the partition, the query
+// (the ListOffsets timestamp, -1 latest, -2 earliest, -3 max-timestamp) and
+// the answer (offset null when there is none; timestamp -1 when it does not
+// apply).
+func listOffsetsJSON(dir, topic string, part int32, query int64, iso fetch.Isolation, off, ts int64, ok bool) []byte {
+	l := ndjson.Str(ndjson.Begin(nil, "listOffsets"), "dir", dir)
+	l = ndjson.Str(l, "topic", topic)
+	l = ndjson.Int(l, "partition", int64(part))
+	l = ndjson.Int(l, "queryTimestamp", query)
+	l = ndjson.Int(l, "isolationLevel", int64(iso))
+	if ok {
+		l = ndjson.Int(l, "offset", off)
+	} else {
+		l = ndjson.Null(l, "offset")
+	}
+	l = ndjson.Int(l, "timestamp", ts)
+	return append(ndjson.End(l), '\n')
 }

@@ -362,7 +362,10 @@ func (t *tailJSON) tick(time.Time) error { return nil }
 func (t *tailJSON) close() error         { return t.w.Err() }
 
 func (t *tailJSON) event(ev tail.Event) error {
-	if err := t.enc.Encode(ev); err != nil { // ev has its "type"
+	if ev.Type == tail.TypeBatch && ev.Batch != nil {
+		// ndjson's batch object, with the event's partition state.
+		t.w.Batch(ev.Batch, func(l []byte) []byte { return appendEventFields(l, &ev) })
+	} else if err := t.enc.Encode(ev); err != nil { // ev has its "type"
 		return err
 	}
 	if !t.data || ev.Batch == nil {
@@ -392,6 +395,21 @@ func (t *tailJSON) event(ev tail.Event) error {
 		t.w.Emit(ndjson.End(ndjson.Str(l, "message", err.Error())))
 	}
 	return t.w.Err()
+}
+
+// appendEventFields writes the fields every tail event has.
+func appendEventFields(l []byte, ev *tail.Event) []byte {
+	l = ndjson.Int(l, "timestamp", ev.Timestamp)
+	l = ndjson.Str(l, "time", ev.Time.Format(time.RFC3339Nano))
+	l = ndjson.Str(l, "dir", ev.Dir)
+	l = ndjson.Str(l, "topic", ev.Topic)
+	l = ndjson.Int(l, "partition", int64(ev.Partition))
+	l = ndjson.Int(l, "logStartOffset", ev.LogStartOffset)
+	l = ndjson.Int(l, "logEndOffset", ev.LogEndOffset)
+	l = ndjson.Int(l, "highWatermark", ev.HighWatermark)
+	l = ndjson.Int(l, "gap", ev.Gap)
+	l = ndjson.Int(l, "segments", int64(ev.Segments))
+	return ndjson.Str(l, "segment", ev.Segment)
 }
 
 // tailTable keeps one row per partition and draws it with tablewriter:

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/jsoncontract"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 )
@@ -231,7 +232,7 @@ func TestTailJSON(t *testing.T) {
 		LogEndOffset  int64           `json:"logEndOffset"`
 		HighWatermark int64           `json:"highWatermark"`
 		Gap           int64           `json:"gap"`
-		Batch         *map[string]any `json:"batch"`
+		BaseOffset    *int64          `json:"baseOffset"`
 		Change        *struct{ From, To int64 }
 		Offset        int64  `json:"offset"`
 		Value         string `json:"value"`
@@ -239,6 +240,9 @@ func TestTailJSON(t *testing.T) {
 	parse := func(l string) ev {
 		t.Helper()
 		var e ev
+		if err := jsoncontract.Line([]byte(l)); err != nil {
+			t.Fatal(err)
+		}
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatalf("%v: %s", err, l)
 		}
@@ -247,7 +251,7 @@ func TestTailJSON(t *testing.T) {
 		}
 		return e
 	}
-	if e := parse(k.line(`"type":"batch"`)); (*e.Batch)["baseOffset"] != 0.0 || e.LogEndOffset != 1 {
+	if e := parse(k.line(`"type":"batch"`)); e.BaseOffset == nil || *e.BaseOffset != 0 || e.LogEndOffset != 1 {
 		t.Fatalf("replayed batch %+v", e)
 	}
 	if e := parse(k.line(`"type":"record"`)); e.Offset != 0 || string(e.Value) != "old" {
