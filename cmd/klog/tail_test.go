@@ -225,14 +225,14 @@ func TestTailJSON(t *testing.T) {
 	writeCheckpoint(t, logDir, format.OffsetEntry{Topic: "orders", Partition: 2, Offset: 1})
 	k := startKlog(t, "tail", "--json", "--from-beginning", "--print-data-log", dir)
 	type ev struct {
-		Type          string          `json:"type"`
-		Time          time.Time       `json:"time"`
-		Topic         string          `json:"topic"`
-		Partition     int32           `json:"partition"`
-		LogEndOffset  int64           `json:"logEndOffset"`
-		HighWatermark int64           `json:"highWatermark"`
-		Gap           int64           `json:"gap"`
-		BaseOffset    *int64          `json:"baseOffset"`
+		Type          string    `json:"type"`
+		Time          time.Time `json:"time"`
+		Topic         string    `json:"topic"`
+		Partition     int32     `json:"partition"`
+		LogEndOffset  int64     `json:"logEndOffset"`
+		HighWatermark int64     `json:"highWatermark"`
+		Gap           int64     `json:"gap"`
+		BaseOffset    *int64    `json:"baseOffset"`
 		Change        *struct{ From, To int64 }
 		Offset        int64  `json:"offset"`
 		Value         string `json:"value"`

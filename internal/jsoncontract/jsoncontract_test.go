@@ -8,7 +8,7 @@ func TestLine(t *testing.T) {
 		ok   bool
 	}{
 		{`{"type":"epoch","path":"p","epoch":1,"startOffset":0}`, true},
-		{`{"type":"epoch","path":"p","epoch":1}`, false},                          // a required field missing
+		{`{"type":"epoch","path":"p","epoch":1}`, false},                           // a required field missing
 		{`{"type":"epoch","path":"p","epoch":1,"startOffset":0,"extra":1}`, false}, // a field the schema lacks
 		{`{"type":"epoch","path":"p","epoch":"1","startOffset":0}`, false},         // a wrong type
 		{`{"type":"nonesuch"}`, false},
