@@ -1,6 +1,7 @@
 package ndjson
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -44,6 +45,19 @@ func appendValidString(dst []byte, b []byte) ([]byte, bool) {
 func appendEscaped(dst []byte, s string, replace bool) ([]byte, bool) {
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip plain ASCII 16, then 8 bytes at a time.
+		if i+16 <= len(s) {
+			b := unsafe.Slice(unsafe.StringData(s), len(s))
+			for i+16 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) && plainWord(binary.LittleEndian.Uint64(b[i+8:])) {
+				i += 16
+			}
+			for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8
+			}
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if plain[c] {
@@ -81,4 +95,22 @@ func appendEscaped(dst []byte, s string, replace bool) ([]byte, bool) {
 		i += n
 	}
 	return append(dst, s[start:]...), true
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainWord reports whether all 8 bytes of w are plain (see plain): none
+// is >= 0x80, < 0x20, '"' or '\\'. Each test is the classic "has a zero
+// byte" bit trick, (x - 0x01..) & ^x & 0x80.., which is exact when no byte
+// has its top bit set (checked first).
+func plainWord(w uint64) bool {
+	if w&msb != 0 {
+		return false
+	}
+	quote := w ^ ('"' * lsb)
+	backslash := w ^ ('\\' * lsb)
+	return ((w-0x20*lsb)|(quote-lsb)|(backslash-lsb))&msb == 0
 }
