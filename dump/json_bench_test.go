@@ -217,4 +217,3 @@ func jsonLines(t *testing.T, b []byte) []string {
 	}
 	return out
 }
-
