@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/verify"
 	"github.com/klog-dev/klog/ndjson"
 )
 
@@ -118,7 +119,7 @@ func (d *dumper) reportDecodeProblem(b *format.Batch, r *format.Record) {
 	if c.missingKey {
 		pe.Field = "key"
 	}
-	d.r.problem(problemFromError(pe, "record-decode"))
+	d.r.problem(problemFromError(pe, verify.KindRecordDecode))
 }
 
 // missingKeyMessage is Kafka's exception text for a keyless record.

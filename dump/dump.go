@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Options selects what a dump prints; the fields mirror kafka-dump-log's
@@ -351,9 +352,9 @@ func (d *dumper) dumpLog(p, name string) error {
 				return &IOError{Path: p, Err: err}
 			}
 			d.findings++
-			prob := problemFromError(pe, kindForScanError(pe))
+			prob := problemFromError(pe, verify.Classify(pe, verify.StageEntry))
 			if t := sc.Tail(); t.Kind == format.TailZeros {
-				prob.Kind, prob.Bytes, prob.HasBytes = "trailing-bytes", t.Bytes, true
+				prob.Kind, prob.Bytes = verify.KindTrailingBytes, i64(t.Bytes)
 				prob.Message = strconv.FormatInt(t.Bytes, 10) + " zero bytes after the last batch (a preallocated or unclean segment): " + pe.Error()
 			}
 			d.r.problem(prob)
@@ -384,7 +385,7 @@ func (d *dumper) dumpLog(p, name string) error {
 			pe := &format.PosError{Kind: format.ErrUnsupported, Pos: b.Pos, Offset: b.BaseOffset, Field: "attributes",
 				Msg: "Unknown compression type id: " + strconv.Itoa(int(b.Compression()))}
 			d.r.batchPrefixOnly(b)
-			d.r.problem(problemFromError(pe, "unsupported-codec"))
+			d.r.problem(problemFromError(pe, verify.KindUnsupportedCodec))
 			if !d.opts.JSON {
 				return &FatalError{Path: p, Err: pe}
 			}
@@ -394,13 +395,13 @@ func (d *dumper) dumpLog(p, name string) error {
 		d.r.batch(b)
 		if !valid {
 			d.findings++
-			d.r.problem(Problem{Kind: "crc-mismatch", Position: b.Pos, Offset: b.BaseOffset,
-				Stored: int64(b.CRC), Computed: int64(b.ComputedCRC()), HasCRC: true,
+			d.r.problem(Problem{Kind: verify.KindCRCMismatch, Position: b.Pos, Offset: b.BaseOffset,
+				Stored: u32(b.CRC), Computed: u32(b.ComputedCRC()),
 				Message: "stored crc " + format.CRC(b.CRC).String() + " != computed " + format.CRC(b.ComputedCRC()).String()})
 		}
 		if b.Magic > format.MagicV2 || b.Magic < 0 {
 			d.findings++
-			d.r.problem(Problem{Kind: "bad-magic", Position: b.Pos, Offset: b.BaseOffset,
+			d.r.problem(Problem{Kind: verify.KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
 				Message: "unknown magic " + strconv.Itoa(int(b.Magic)) + " read as v2, as Kafka does"})
 		}
 		if !d.opts.Deep {
@@ -434,10 +435,10 @@ func (d *dumper) dumpLog(p, name string) error {
 			if ferr := d.r.record(b, r); ferr != nil {
 				d.findings++
 				pe := &format.PosError{Kind: format.ErrCorrupt, Pos: b.Pos, Offset: r.Offset, Field: "control", Msg: ferr.Error()}
-				kind := "control-decode"
+				kind := verify.KindControlDecode
 				if d.dec != nil && !b.IsControl() {
 					// A coordinator decoder met a keyless record: Kafka dies.
-					pe.Field, pe.Msg, kind = "key", missingKeyMessage(r.Offset), "record-decode"
+					pe.Field, pe.Msg, kind = "key", missingKeyMessage(r.Offset), verify.KindRecordDecode
 				}
 				d.r.problem(problemFromError(pe, kind))
 				if !d.opts.JSON {
@@ -450,7 +451,7 @@ func (d *dumper) dumpLog(p, name string) error {
 	t := sc.Tail()
 	if t.Bytes > 0 && d.opts.MaxBytes < 0 {
 		d.findings++
-		d.r.trailing(name, t)
+		d.r.trailing(name, t, verify.TailProblem(f, t))
 	}
 	d.r.fileEnd(p, batches, records, t)
 	return nil
@@ -484,18 +485,7 @@ func (d *dumper) recordProblem(p string, err error) error {
 	if !errors.As(err, &pe) {
 		pe = &format.PosError{Kind: format.ErrCorrupt, Offset: -1, Msg: err.Error()}
 	}
-	kind := "record-decode"
-	switch {
-	case pe.Field == "recordCount":
-		kind = "record-count"
-	case pe.Field == "batchLength":
-		kind = "record-count"
-	case errors.Is(pe, format.ErrUnsupported):
-		kind = "unsupported-codec"
-	case pe.Field == "records" || pe.Field == "value":
-		kind = "decompress"
-	}
-	d.r.problem(problemFromError(pe, kind))
+	d.r.problem(problemFromError(pe, verify.Classify(pe, verify.StageRecords)))
 	if !d.opts.JSON {
 		return &FatalError{Path: p, Err: err}
 	}
@@ -592,32 +582,13 @@ func parseSnapshotName(name string) (int64, int32, bool) {
 	return end, int32(epoch), true
 }
 
-func kindForScanError(pe *format.PosError) string {
-	switch {
-	case errors.Is(pe, format.ErrUnsupported) && pe.Field == "magic":
-		return "bad-magic"
-	case errors.Is(pe, format.ErrTooLarge):
-		return "too-large"
-	case pe.Field == "size" || pe.Field == "batchLength":
-		return "bad-length"
-	}
-	return "corrupt"
-}
+// Problem is one finding, as rendered in JSON ("type":"problem"): verify's.
+type Problem = verify.Problem
 
-// Problem is one finding, as rendered in JSON ("type":"problem") and by
-// klog verify. Kind names are a public interface.
-type Problem struct {
-	Kind     string
-	Position int64
-	Offset   int64
-	Message  string
-	Stored   int64
-	Computed int64
-	HasCRC   bool
-	Bytes    int64
-	HasBytes bool
-}
-
-func problemFromError(pe *format.PosError, kind string) Problem {
+// problemFromError is the finding for pe, of the given kind.
+func problemFromError(pe *format.PosError, kind verify.Kind) Problem {
 	return Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()}
 }
+
+func u32(v uint32) *uint32 { return &v }
+func i64(v int64) *int64   { return &v }

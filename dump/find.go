@@ -405,7 +405,7 @@ func (f *findState) closeLog(sr *findSegment, lk *FindLookup) {
 	f.res.Lookups = append(f.res.Lookups, *lk)
 }
 
-func (f *findState) problem(path, kind string, pos, offset int64, msg string) {
+func (f *findState) problem(path string, kind verify.Kind, pos, offset int64, msg string) {
 	f.res.Problems = append(f.res.Problems, ViewProblem{Path: path, Kind: kind, Position: pos, Offset: offset, Message: msg})
 }
 
@@ -750,7 +750,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 	}
 	add("bytes read", viewItoa(r.LogBytesRead)+" of logs, "+viewItoa(r.IndexBytesRead)+" of indexes")
 	for _, p := range r.Problems {
-		add("PROBLEM", p.Kind+" in "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message)
+		add("PROBLEM", string(p.Kind)+" in "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message)
 	}
 	return WriteTable(w, []string{"step", "result"}, rows)
 }

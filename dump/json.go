@@ -3,7 +3,6 @@ package dump
 import (
 	"bytes"
 	"io"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/klog-dev/klog/format"
@@ -60,29 +59,13 @@ func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
 }
 
 func (j *jsonRenderer) problem(p Problem) {
-	l := ndjson.Str(j.begin("problem", j.path), "kind", p.Kind)
-	l = ndjson.Int(l, "position", p.Position)
-	l = ndjson.Int(l, "offset", p.Offset)
-	if p.HasCRC {
-		l = ndjson.Int(l, "stored", p.Stored)
-		l = ndjson.Int(l, "computed", p.Computed)
+	if p.Path == "" {
+		p.Path = j.path
 	}
-	if p.HasBytes {
-		l = ndjson.Int(l, "bytes", p.Bytes)
-	}
-	j.emit(ndjson.Str(l, "message", p.Message))
+	j.emit(ndjson.ProblemFields(ndjson.Begin(j.w.Line(), "problem"), &p))
 }
 
-func (j *jsonRenderer) trailing(name string, t format.Tail) {
-	kind := "trailing-bytes"
-	msg := strconv.FormatInt(t.Bytes, 10) + " bytes after the last complete batch"
-	if t.Kind == format.TailPartial {
-		kind = "truncated"
-		msg = "batch at position " + strconv.FormatInt(t.Pos, 10) + " declares " + strconv.FormatInt(t.Want, 10) +
-			" bytes but only " + strconv.FormatInt(t.Bytes, 10) + " remain"
-	}
-	j.problem(Problem{Kind: kind, Position: t.Pos, Offset: t.Offset, Bytes: t.Bytes, HasBytes: true, Message: msg})
-}
+func (j *jsonRenderer) trailing(name string, t format.Tail, p Problem) { j.problem(p) }
 
 func (j *jsonRenderer) fileEnd(p string, batches, records int64, t format.Tail) {
 	l := ndjson.Int(j.begin("summary", p), "batches", batches)

@@ -24,13 +24,7 @@ import (
 // ViewProblem is a finding of one of klog's views (segments, stats, find):
 // Path is the file, Position a byte position in it, Offset a Kafka offset
 // or -1. Kind is one of the verify.Kind* names.
-type ViewProblem struct {
-	Path     string `json:"path"`
-	Kind     string `json:"kind"`
-	Position int64  `json:"position"`
-	Offset   int64  `json:"offset"`
-	Message  string `json:"message"`
-}
+type ViewProblem = verify.Problem
 
 // viewISO renders epoch ms as ISO-8601 UTC with milliseconds; "" for the
 // NoTimestamp value and other negatives.
@@ -365,17 +359,7 @@ func segBatchFirstTimestamp(b *format.Batch) int64 {
 	return b.MaxTimestamp
 }
 
-func viewScanProblemKind(pe *format.PosError) string {
-	switch {
-	case errors.Is(pe, format.ErrTooLarge):
-		return verify.KindTooLarge
-	case errors.Is(pe, format.ErrUnsupported):
-		return verify.KindBadMagic
-	case errors.Is(pe, format.ErrTruncated):
-		return verify.KindTruncated
-	}
-	return verify.KindBadLength
-}
+func viewScanProblemKind(pe *format.PosError) verify.Kind { return verify.Classify(pe, verify.StageEntry) }
 
 // WriteSegmentsJSON writes one JSON object per segment, one per line.
 func WriteSegmentsJSON(w io.Writer, p *PartitionSegments) error {
@@ -410,7 +394,7 @@ func WriteSegmentsTable(w io.Writer, p *PartitionSegments) error {
 			segEntriesCell(s.IndexEntries), segEntriesCell(s.TimeIndexEntries), s.IndexHealth, segNeighbourCell(s),
 		})
 		for _, pr := range s.Problems {
-			l := "  " + pr.Kind + ": " + filepath.Base(pr.Path) + " at position " + viewItoa(pr.Position)
+			l := "  " + string(pr.Kind) + ": " + filepath.Base(pr.Path) + " at position " + viewItoa(pr.Position)
 			if pr.Offset >= 0 {
 				l += ", offset " + viewItoa(pr.Offset)
 			}

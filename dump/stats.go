@@ -311,8 +311,9 @@ func (c *statsCollector) add(path string, r io.ReaderAt, size int64) error {
 	if t := c.sc.Tail(); t.Kind != format.TailNone && t.Kind != format.TailZeros && t.Kind != format.TailCorrupt {
 		// A corrupt tail was reported with its error above; a zero tail
 		// is a preallocated segment.
-		c.problem(ViewProblem{Path: path, Kind: verify.KindTrailingBytes, Position: t.Pos, Offset: t.Offset,
-			Message: strconv.FormatInt(t.Bytes, 10) + " bytes after the last complete batch (" + t.Kind.String() + ")"})
+		p := verify.TailProblem(r, t)
+		p.Path = path
+		c.problem(p)
 	}
 	return nil
 }
@@ -334,7 +335,7 @@ func (c *statsCollector) batch(path string, b *format.Batch) {
 			c.buf = out[:0]
 			if err != nil {
 				ok = false
-				c.problem(ViewProblem{Path: path, Kind: verify.KindDecompress, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+				c.problem(ViewProblem{Path: path, Kind: verify.Classify(err, verify.StageDecompress), Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
 			}
 			decoded = int64(len(out))
 		}
@@ -691,7 +692,7 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 		return err
 	}
 	for _, p := range r.Problems {
-		if _, err := io.WriteString(w, "  "+p.Kind+": "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message+"\n"); err != nil {
+		if _, err := io.WriteString(w, "  "+string(p.Kind)+": "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message+"\n"); err != nil {
 			return err
 		}
 	}

@@ -353,7 +353,7 @@ func appendJacksonString(l []byte, s string) []byte {
 func (t *textRenderer) problem(p Problem) {}
 
 // trailing: printTrailingBytes.
-func (t *textRenderer) trailing(name string, tail format.Tail) {
+func (t *textRenderer) trailing(name string, tail format.Tail, _ Problem) {
 	l := append(t.line[:0], "Found "...)
 	l = strconv.AppendInt(l, tail.Bytes, 10)
 	l = append(l, " invalid bytes at the end of "...)

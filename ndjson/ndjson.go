@@ -20,6 +20,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Begin starts an object of the given type: {"type":"<typ>". typ is one of
@@ -221,3 +222,32 @@ func (w *Writer) Flush() error {
 
 // Err is the first write error.
 func (w *Writer) Err() error { return w.err }
+
+// ProblemFields writes a finding's fields (after Begin(dst, "problem")):
+// its path when it has one, kind, position, offset and message, and the
+// stored and computed CRCs or the bytes concerned when the kind has them.
+// The names are those of verify.Problem's JSON tags.
+func ProblemFields(dst []byte, p *verify.Problem) []byte {
+	if p.Path != "" {
+		dst = Str(dst, "path", p.Path)
+	}
+	if p.Kind != "" {
+		dst = Str(dst, "kind", string(p.Kind))
+	}
+	dst = Int(dst, "position", p.Position)
+	dst = Int(dst, "offset", p.Offset)
+	dst = Str(dst, "message", p.Message)
+	if p.Stored != nil {
+		dst = Uint(dst, "stored", uint64(*p.Stored))
+	}
+	if p.Computed != nil {
+		dst = Uint(dst, "computed", uint64(*p.Computed))
+	}
+	if p.Bytes != nil {
+		dst = Int(dst, "bytes", *p.Bytes)
+	}
+	if p.Info {
+		dst = Bool(dst, "info", true)
+	}
+	return dst
+}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Type names an event. The values are the "type" field of the JSON form and
@@ -161,11 +162,7 @@ type Partial struct {
 	WantBytes int64 `json:"wantBytes"`
 }
 
-// Problem is what a TypeCorrupt or TypeError event found.
-type Problem struct {
-	// Position is the byte position in Segment (-1 for a checkpoint);
-	// Offset the entry's offset field, or -1.
-	Position int64  `json:"position"`
-	Offset   int64  `json:"offset"`
-	Message  string `json:"message"`
-}
+// Problem is what a TypeCorrupt or TypeError event found: verify's problem
+// type, with a kind for data the tail cannot read (TypeCorrupt) and none
+// for trouble outside the data (TypeError).
+type Problem = verify.Problem

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/verify"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -321,7 +322,8 @@ func (t *tailer) readActive(p *part) (gone bool, err error) {
 func (t *tailer) corrupt(p *part, seg string, pos, offset int64, err error) {
 	ev := t.event(p, TypeCorrupt)
 	ev.Segment = seg
-	ev.Problem = &Problem{Position: pos, Offset: offset, Message: err.Error()}
+	pr := verify.ProblemAt(err, verify.StageEntry, pos, offset)
+	ev.Problem = &pr
 	t.emit(ev)
 }
 

@@ -39,7 +39,7 @@ func openLogFor(f *FileReport, t task) (*os.File, int64, bool) {
 // openIndexAndLog opens an index file and the log it describes, reporting a
 // size that is not a whole number of entries (the broker's sanity check).
 // A nil file with a nil error means the log is missing (already reported).
-func openIndexAndLog(f *FileReport, t task, entry int64, kind, what string) (*os.File, *os.File, int64, error) {
+func openIndexAndLog(f *FileReport, t task, entry int64, kind Kind, what string) (*os.File, *os.File, int64, error) {
 	file, err := os.Open(t.path)
 	if err != nil {
 		return nil, nil, 0, err

@@ -16,44 +16,14 @@ import (
 	"github.com/klog-dev/klog/partition"
 )
 
-// Problem kinds, a public interface (documented in the README).
-const (
-	KindCRCMismatch       = "crc-mismatch"
-	KindTruncated         = "truncated"
-	KindBadMagic          = "bad-magic"
-	KindBadLength         = "bad-length"
-	KindTooLarge          = "too-large"
-	KindTrailingBytes     = "trailing-bytes"
-	KindOffsetOrder       = "offset-order"
-	KindOffsetGap         = "offset-gap" // info only
-	KindRecordCount       = "record-count"
-	KindRecordDecode      = "record-decode"
-	KindRecordOffset      = "record-offset"
-	KindTimestamp         = "timestamp"
-	KindDecompress        = "decompress"
-	KindUnsupportedCodec  = "unsupported-codec"
-	KindControlDecode     = "control-decode"
-	KindSegmentName       = "segment-name"
-	KindSegmentOverlap    = "segment-overlap"
-	KindIndexMismatch     = "index-mismatch"
-	KindIndexOrder        = "index-order"
-	KindIndexSanity       = "index-sanity"
-	KindTimeIndexMismatch = "timeindex-mismatch"
-	KindTimeIndexOrder    = "timeindex-order"
-	KindTimeIndexSanity   = "timeindex-sanity"
-	KindSnapshotCRC       = "snapshot-crc"
-	KindSnapshotInvalid   = "snapshot-invalid"
-	KindTxnIndexInvalid   = "txnindex-invalid"
-	KindCheckpointInvalid = "checkpoint-invalid"
-	KindCheckpointRange   = "checkpoint-range"
-	KindMissingLog        = "missing-log"
-)
-
-// Problem is one finding. Position is a byte position in the file the
-// report is about (for index problems, the entry's position in the index
-// file); Offset is a Kafka offset, or -1.
+// Problem is one finding: the one problem type of klog, shared by verify,
+// dump, the views (segments, stats, find) and tail. Position is a byte
+// position in the file (for index problems, the entry's position in the
+// index file); Offset is a Kafka offset, or -1. Path names the file when
+// the problem is not inside a FileReport (which has its own Path).
 type Problem struct {
-	Kind     string  `json:"kind"`
+	Path     string  `json:"path,omitempty"`
+	Kind     Kind    `json:"kind,omitempty"`
 	Position int64   `json:"position"`
 	Offset   int64   `json:"offset"`
 	Message  string  `json:"message"`

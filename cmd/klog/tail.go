@@ -383,16 +383,9 @@ func (t *tailJSON) event(ev tail.Event) error {
 		}
 	}
 	if err != io.EOF {
-		pos, off := ev.Batch.Pos, ev.Batch.BaseOffset
-		var pe *format.PosError
-		if errors.As(err, &pe) {
-			pos, off = pe.Pos, pe.Offset
-		}
-		l := ndjson.Str(ndjson.Begin(t.w.Line(), "problem"), "path", filepath.Join(ev.Dir, ev.Segment))
-		l = ndjson.Str(l, "kind", verify.KindRecordDecode)
-		l = ndjson.Int(l, "position", pos)
-		l = ndjson.Int(l, "offset", off)
-		t.w.Emit(ndjson.End(ndjson.Str(l, "message", err.Error())))
+		p := verify.ProblemAt(err, verify.StageRecords, ev.Batch.Pos, ev.Batch.BaseOffset)
+		p.Path = filepath.Join(ev.Dir, ev.Segment)
+		t.w.Emit(ndjson.End(ndjson.ProblemFields(ndjson.Begin(t.w.Line(), "problem"), &p)))
 	}
 	return t.w.Err()
 }

@@ -113,7 +113,7 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 		if p.Info {
 			b.WriteString("info: ")
 		}
-		b.WriteString(p.Kind + " at position " + strconv.FormatInt(p.Position, 10))
+		b.WriteString(string(p.Kind) + " at position " + strconv.FormatInt(p.Position, 10))
 		if p.Offset >= 0 {
 			b.WriteString(", offset " + strconv.FormatInt(p.Offset, 10))
 		}
