@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/verify"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Decoder selects one of kafka-dump-log's message decoders, which print a

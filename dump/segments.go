@@ -359,7 +359,9 @@ func segBatchFirstTimestamp(b *format.Batch) int64 {
 	return b.MaxTimestamp
 }
 
-func viewScanProblemKind(pe *format.PosError) verify.Kind { return verify.Classify(pe, verify.StageEntry) }
+func viewScanProblemKind(pe *format.PosError) verify.Kind {
+	return verify.Classify(pe, verify.StageEntry)
+}
 
 // WriteSegmentsJSON writes one JSON object per segment, one per line.
 func WriteSegmentsJSON(w io.Writer, p *PartitionSegments) error {

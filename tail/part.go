@@ -10,8 +10,8 @@ import (
 	"sort"
 
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/verify"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 )
 
 // part is one tailed partition directory.

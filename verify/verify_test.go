@@ -67,9 +67,9 @@ func TestCleanFixturesVerify(t *testing.T) {
 func TestCorruptFixtures(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		dir, file string
-		kind            Kind
-		pos, offset     int64
+		dir, file   string
+		kind        Kind
+		pos, offset int64
 	}{
 		{"bad-crc-none", "00000000000000000000.log", KindCRCMismatch, 0, 0},
 		{"bad-magic", "00000000000000000000.log", KindBadMagic, 0, 0},
