@@ -450,7 +450,7 @@ func TranslateOffset(r io.ReaderAt, size int64, idx *format.OffsetIndex, offset,
 		b, err := sc.Next()
 		if err != nil {
 			var pe *format.PosError
-			if start != 0 && (errors.Is(err, io.EOF) && sc.Pos() == start || errors.As(err, &pe)) {
+			if start != 0 && errors.As(err, &pe) {
 				start = 0
 				sc.Reset(r, size)
 				continue

@@ -99,6 +99,14 @@ func (a *Appender) truncateEpochs(offset int64) error {
 	return a.writeEpochs()
 }
 
+// LatestLeaderEpoch is the cache's latest epoch, or -1 when it is empty.
+func (a *Appender) LatestLeaderEpoch() int32 {
+	if n := len(a.epochs); n > 0 {
+		return a.epochs[n-1].Epoch
+	}
+	return -1
+}
+
 // LeaderEpochs is the leader epoch cache.
 func (a *Appender) LeaderEpochs() []format.EpochEntry {
 	return append([]format.EpochEntry(nil), a.epochs...)
