@@ -18,7 +18,11 @@ func (l *Log) ListOffsets(target int64, iso Isolation, mode partition.IndexMode)
 	if err != nil {
 		return partition.TimestampAndOffset{}, err
 	}
-	hw := min(l.HighWatermark(), pl.LogEndOffset)
+	leo, err := pl.LogEndOffset()
+	if err != nil {
+		return partition.TimestampAndOffset{}, err
+	}
+	hw := min(l.HighWatermark(), leo)
 	bound := hw
 	if iso == ReadCommitted {
 		bound = l.LastStableOffset(hw)

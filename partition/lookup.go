@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 
@@ -69,7 +70,19 @@ type LogOptions struct {
 	// (0: the format defaults).
 	MaxBatchBytes        int
 	MaxDecompressedBytes int
+	// Open opens a .log, .index or .timeindex file; nil means os.Open.
+	// Tests inject readers that count the bytes read.
+	Open func(path string) (File, error)
 }
+
+// File is what a Log reads a partition file through; *os.File satisfies it.
+type File interface {
+	io.ReaderAt
+	io.Closer
+	Stat() (fs.FileInfo, error)
+}
+
+func osOpen(path string) (File, error) { return os.Open(path) }
 
 // maxIndexBytes bounds an index file read into memory (Kafka's
 // segment.index.bytes defaults to 10 MiB).
@@ -84,10 +97,11 @@ type Log struct {
 	// entries, plus (IndexesRebuilt) the epochs recovery assigns from the
 	// batches.
 	Epochs []format.EpochEntry
-	// LogStartOffset is the first segment's base offset; LogEndOffset the
-	// offset after the last whole batch of the last segment.
+	// LogStartOffset is the first segment's base offset.
 	LogStartOffset int64
-	LogEndOffset   int64
+
+	leo    int64 // -1 until LogEndOffset reads it
+	leoErr error
 
 	opts LogOptions
 	sc   *format.Scanner
@@ -131,7 +145,10 @@ func OpenLog(d *Dir, opts LogOptions) (*Log, error) {
 	if opts.IndexIntervalBytes <= 0 {
 		opts.IndexIntervalBytes = 4096
 	}
-	l := &Log{Dir: d, opts: opts}
+	if opts.Open == nil {
+		opts.Open = osOpen
+	}
+	l := &Log{Dir: d, opts: opts, leo: -1}
 	l.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
 	if d.LeaderEpochs != "" {
 		data, err := os.ReadFile(d.LeaderEpochs)
@@ -146,7 +163,12 @@ func OpenLog(d *Dir, opts LogOptions) (*Log, error) {
 		if s.Log == "" {
 			continue
 		}
-		st, err := os.Stat(s.Log)
+		f, err := opts.Open(s.Log)
+		if err != nil {
+			return nil, err
+		}
+		st, err := f.Stat()
+		f.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -168,13 +190,22 @@ func OpenLog(d *Dir, opts LogOptions) (*Log, error) {
 			return nil, err
 		}
 	}
-	last := l.Segments[len(l.Segments)-1]
-	leo, err := l.nextOffset(last)
-	if err != nil {
-		return nil, err
+	if opts.Mode == IndexesRebuilt {
+		l.LogEndOffset() // the scan is done: keep it
 	}
-	l.LogEndOffset = leo
 	return l, nil
+}
+
+// LogEndOffset is the offset after the last whole batch of the last
+// segment (its base offset when it has none), read on first use.
+func (l *Log) LogEndOffset() (int64, error) {
+	if l.leo < 0 && l.leoErr == nil {
+		l.leo, l.leoErr = l.nextOffset(l.Segments[len(l.Segments)-1])
+		if l.leoErr != nil {
+			l.leo = -1
+		}
+	}
+	return l.leo, l.leoErr
 }
 
 // LookupError is a file a lookup cannot use; Pos is a byte position in it
@@ -202,7 +233,7 @@ func (l *Log) readLastTimeEntry(s *LogSegment) error {
 	if s.TimeIndex == "" {
 		return nil
 	}
-	f, err := os.Open(s.TimeIndex)
+	f, err := l.opts.Open(s.TimeIndex)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -232,11 +263,11 @@ func (l *Log) readLastTimeEntry(s *LogSegment) error {
 
 // readIndexFile reads a whole index file; a missing file reads as empty, as
 // the broker creates it empty.
-func readIndexFile(path string) ([]byte, error) {
+func (l *Log) readIndexFile(path string) ([]byte, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
+	f, err := l.opts.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -264,7 +295,7 @@ func readIndexFile(path string) ([]byte, error) {
 // OffsetIndex is the segment's offset index (loaded on first use).
 func (l *Log) OffsetIndex(s *LogSegment) (*format.OffsetIndex, error) {
 	if s.idx == nil {
-		data, err := readIndexFile(s.Index)
+		data, err := l.readIndexFile(s.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -276,7 +307,7 @@ func (l *Log) OffsetIndex(s *LogSegment) (*format.OffsetIndex, error) {
 // TimeIndex is the segment's time index (loaded on first use).
 func (l *Log) TimeIndex(s *LogSegment) (*format.TimeIndex, error) {
 	if s.tidx == nil {
-		data, err := readIndexFile(s.TimeIndex)
+		data, err := l.readIndexFile(s.TimeIndex)
 		if err != nil {
 			return nil, err
 		}
@@ -287,8 +318,8 @@ func (l *Log) TimeIndex(s *LogSegment) (*format.TimeIndex, error) {
 
 // scanner returns the Log's scanner over a segment's .log, which must be
 // closed by the caller.
-func (l *Log) scanner(s *LogSegment, headersOnly bool) (*os.File, *format.Scanner, error) {
-	f, err := os.Open(s.Log)
+func (l *Log) scanner(s *LogSegment, headersOnly bool) (File, *format.Scanner, error) {
+	f, err := l.opts.Open(s.Log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -513,7 +544,11 @@ func (l *Log) FetchOffsetByTimestamp(target int64) (TimestampAndOffset, error) {
 		}
 		return r, nil
 	case LatestTimestamp:
-		return TimestampAndOffset{Found: true, Offset: l.LogEndOffset, Timestamp: -1, LeaderEpoch: l.LatestEpoch(), Segment: -1}, nil
+		leo, err := l.LogEndOffset()
+		if err != nil {
+			return none, err
+		}
+		return TimestampAndOffset{Found: true, Offset: leo, Timestamp: -1, LeaderEpoch: l.LatestEpoch(), Segment: -1}, nil
 	case MaxTimestamp:
 		return l.maxTimestamp()
 	}

@@ -78,7 +78,12 @@ func lookupTargets(t *testing.T, dir string) []int64 {
 func sameLookups(t *testing.T, a, b *partition.Log, targets []int64) []string {
 	t.Helper()
 	var diffs []string
-	if a.LogEndOffset != b.LogEndOffset || a.LogStartOffset != b.LogStartOffset {
+	aEnd, err1 := a.LogEndOffset()
+	bEnd, err2 := b.LogEndOffset()
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if aEnd != bEnd || a.LogStartOffset != b.LogStartOffset {
 		diffs = append(diffs, "log start/end offsets")
 	}
 	if len(a.Epochs) != len(b.Epochs) {
