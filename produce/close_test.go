@@ -327,3 +327,47 @@ func TestEpochsRebuiltWithoutCheckpoint(t *testing.T) {
 	closeA(t, a)
 	checkEpochFile(t, dir, "0\n2\n2 0\n4 3\n")
 }
+
+// TestCloseKafkaUnclosedSegment: a writer that opens and closes the
+// segment a crashed broker left (preallocated, zero-filled index tails, no
+// close entry) leaves it as a clean shutdown does: indexes trimmed to their
+// entries, the max timestamp entry appended, epochs and a producer snapshot
+// written. Kafka 4.3.1 opened that fixture cleanly answers MAX_TIMESTAMP with
+// nothing and after recovery with offset 8 (its kafka-listoffsets.json);
+// after klog's close both opens answer offset 8.
+func TestCloseKafkaUnclosedSegment(t *testing.T) {
+	t.Parallel()
+	dir := copyFixture(t, "v2-active-segment-unclosed")
+	setAllMtimes(t, dir, oldMtime)
+	if r, _ := openLookup(t, dir, partition.IndexesAsFound).FetchOffsetByTimestamp(partition.MaxTimestamp); r.Found {
+		t.Fatalf("before: MAX_TIMESTAMP as found %+v, Kafka found nothing", r)
+	}
+	a := open(t, dir, produce.Options{})
+	closeA(t, a)
+	idx, err := os.ReadFile(filepath.Join(dir, partition.FileName(0, partition.IndexSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tidx, err := os.ReadFile(filepath.Join(dir, partition.FileName(0, partition.TimeIndexSuffix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, tx := format.OffsetIndex{Data: idx}, format.TimeIndex{Data: tidx}
+	if len(idx) == 0 || len(idx) >= 4096 || x.Used() != x.Entries() || len(idx)%format.OffsetIndexEntrySize != 0 {
+		t.Errorf(".index is %d bytes, %d entries used of %d: want the zero tail trimmed", len(idx), x.Used(), x.Entries())
+	}
+	if len(tidx) >= 4092 || tx.Used() != tx.Entries() || tx.LastEntry() != (format.TimeEntry{Timestamp: 1700000000004, Offset: 9}) {
+		t.Errorf(".timeindex is %d bytes, last entry %+v: want the zero tail trimmed and the close entry (1700000000004, 9)", len(tidx), tx.LastEntry())
+	}
+	setAllMtimes(t, dir, oldMtime)
+	found, rebuilt := openLookup(t, dir, partition.IndexesAsFound), openLookup(t, dir, partition.IndexesRebuilt)
+	if d := sameLookups(t, found, rebuilt, lookupTargets(t, dir)); len(d) > 0 {
+		t.Errorf("after close, a clean open and a recovering open differ: %v", d)
+	}
+	if r, _ := found.FetchOffsetByTimestamp(partition.MaxTimestamp); !r.Found || r.Offset != 8 || r.Timestamp != 1700000000004 {
+		t.Errorf("after close: MAX_TIMESTAMP %+v, want offset 8 at 1700000000004 (Kafka's answer after recovery)", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, partition.FileName(10, partition.SnapshotSuffix))); err != nil {
+		t.Errorf("no producer snapshot at the log end offset 10: %v", err)
+	}
+}
