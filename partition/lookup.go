@@ -176,7 +176,7 @@ func OpenLog(d *Dir, opts LogOptions) (*Log, error) {
 		l.Segments = append(l.Segments, ls)
 	}
 	if len(l.Segments) == 0 {
-		return nil, errors.New(d.Path + ": no log segment")
+		return nil, errors.New("partition: " + d.Path + " holds no log segment")
 	}
 	l.LogStartOffset = l.Segments[0].BaseOffset
 	for _, s := range l.Segments {
