@@ -369,14 +369,9 @@ func (f *findState) offsetIndex(s partition.Segment) (*format.OffsetIndex, error
 
 // findIndexLookup is OffsetIndex.Lookup plus the slot of the entry it returned.
 func findIndexLookup(x *format.OffsetIndex, target int64) FindIndexEntry {
+	slot := x.LookupSlot(target)
 	e := x.Lookup(target)
-	n := x.Entries()
-	for i := 0; i < n; i++ {
-		if x.Entry(i) == e {
-			return FindIndexEntry{Slot: i, Offset: e.Offset, Position: e.Pos}
-		}
-	}
-	return FindIndexEntry{Slot: -1, Offset: e.Offset, Position: e.Pos, OK: true}
+	return FindIndexEntry{Slot: slot, Offset: e.Offset, Position: e.Pos, OK: slot < 0}
 }
 
 // findSegment is a segment log opened for one lookup.
