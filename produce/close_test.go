@@ -1,9 +1,11 @@
 package produce_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -369,5 +371,39 @@ func TestCloseKafkaUnclosedSegment(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, partition.FileName(10, partition.SnapshotSuffix))); err != nil {
 		t.Errorf("no producer snapshot at the log end offset 10: %v", err)
+	}
+}
+
+// TestBadEpochCheckpointRefused: a leader-epoch-checkpoint that does not
+// parse stops the appender before it writes anything, as it stops a broker's
+// load.
+func TestBadEpochCheckpointRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := open(t, dir, produce.Options{})
+	if _, err := a.Append(&produce.Batch{Records: values("x", 2), ProducerID: -1}); err != nil {
+		t.Fatal(err)
+	}
+	closeA(t, a)
+	path := filepath.Join(dir, partition.LeaderEpochCheckpoint)
+	if err := os.WriteFile(path, []byte("0\n2\n0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "00000000000000000000.timeindex"))
+	_, err := produce.Open(dir, produce.Options{})
+	var ce *produce.CheckpointError
+	if !errors.As(err, &ce) || ce.Path != path || !strings.Contains(err.Error(), "Expected [2] entries") {
+		t.Fatalf("open: %v, want a CheckpointError naming %s", err, path)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "00000000000000000000.timeindex"))
+	if string(before) != string(after) {
+		t.Errorf("the refused open changed the time index")
+	}
+	d, err := partition.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := partition.OpenLog(d, partition.LogOptions{}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("lookup open: %v, want an error naming %s", err, path)
 	}
 }

@@ -15,22 +15,31 @@ import (
 // when the broker becomes leader; the file is rewritten whenever the cache
 // changes.
 
-// loadEpochs reads leader-epoch-checkpoint. Without one (a partition written
+// readEpochs reads leader-epoch-checkpoint. Without one (a partition written
 // before klog kept it, or by a broker that lost it) the cache is rebuilt
 // from the batches' epochs, as recovery does, so that a clean open and a
 // recovering open of the directory agree.
-func (a *Appender) loadEpochs(d *partition.Dir, segs []partition.Segment) error {
+// readEpochs comes first, before anything is written; rebuildEpochs once
+// the active segment is open.
+func (a *Appender) readEpochs(d *partition.Dir) error {
 	a.epochs = nil
+	if d.LeaderEpochs == "" {
+		return nil
+	}
+	data, err := os.ReadFile(d.LeaderEpochs)
+	if err != nil {
+		return err
+	}
+	es, err := format.ParseLeaderEpochCheckpoint(data)
+	if err != nil {
+		return &CheckpointError{Path: d.LeaderEpochs, Err: err}
+	}
+	a.epochs = es
+	return nil
+}
+
+func (a *Appender) rebuildEpochs(d *partition.Dir, segs []partition.Segment) error {
 	if d.LeaderEpochs != "" {
-		data, err := os.ReadFile(d.LeaderEpochs)
-		if err != nil {
-			return err
-		}
-		es, err := format.ParseLeaderEpochCheckpoint(data)
-		if err != nil {
-			return &CheckpointError{Path: d.LeaderEpochs, Err: err}
-		}
-		a.epochs = es
 		return nil
 	}
 	for _, s := range segs {

@@ -192,6 +192,9 @@ func (a *Appender) load() error {
 			segs = append(segs, s)
 		}
 	}
+	if err := a.readEpochs(d); err != nil {
+		return err
+	}
 	a.snapOffset = -1
 	if n := len(d.Snapshots); n > 0 {
 		a.snapOffset = d.Snapshots[n-1].Offset
@@ -201,14 +204,14 @@ func (a *Appender) load() error {
 		if err := a.newSegment(0); err != nil {
 			return err
 		}
-		return a.loadEpochs(d, nil)
+		return a.rebuildEpochs(d, nil)
 	}
 	a.logStart = segs[0].BaseOffset
 	active := segs[len(segs)-1]
 	if err := a.openSegment(active); err != nil {
 		return err
 	}
-	if err := a.loadEpochs(d, segs); err != nil {
+	if err := a.rebuildEpochs(d, segs); err != nil {
 		return err
 	}
 	return a.loadProducers(d, segs)
