@@ -440,19 +440,6 @@ func (l *Log) nextOffset(s *LogSegment) (int64, error) {
 	}
 }
 
-// SegmentFor is the index of the segment with the largest base offset <=
-// offset, or -1 when every segment starts above it.
-func (l *Log) SegmentFor(offset int64) int {
-	i := -1
-	for j, s := range l.Segments {
-		if s.BaseOffset > offset {
-			break
-		}
-		i = j
-	}
-	return i
-}
-
 // BatchPosition is where LogSegment.translateOffset found a batch.
 type BatchPosition struct {
 	Pos        int64
@@ -481,7 +468,10 @@ func TranslateOffset(r io.ReaderAt, size int64, idx *format.OffsetIndex, offset,
 		b, err := sc.Next()
 		if err != nil {
 			var pe *format.PosError
-			if start != 0 && errors.As(err, &pe) {
+			// Nothing readable from a position the index gave (a
+			// damaged index): search from the segment start.
+			noBatch := errors.Is(err, io.EOF) && sc.Pos() == start && start < size
+			if start != 0 && (errors.As(err, &pe) || noBatch) {
 				start = 0
 				sc.Reset(r, size)
 				continue

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klog-dev/klog/format"
 )
 
 // The oracle: kafka-listoffsets.json, Kafka 4.3.1's own answers beside each
@@ -235,5 +237,52 @@ func compareAnswer(t *testing.T, what string, target int64, got TimestampAndOffs
 	if gotOffset != want.Offset || gotTS != want.Timestamp || gotEpoch != wantEpoch {
 		t.Errorf("%s: target %d: got offset %d ts %d epoch %d, Kafka offset %d ts %d epoch %d", what, target,
 			gotOffset, gotTS, gotEpoch, want.Offset, want.Timestamp, wantEpoch)
+	}
+}
+
+// TestTranslateOffset: LogSegment.translateOffset on a real segment
+// (00000000000000000016 of unifiedlog-producer, whose .index is (20, 230)
+// (23, 490) (26, 694) (30, 972)), with its index, without one, with a hint,
+// and with an entry that points inside a batch.
+func TestTranslateOffset(t *testing.T) {
+	t.Parallel()
+	dir := "testdata/kafka-listoffsets/unifiedlog-producer/topic-0"
+	f, err := os.Open(filepath.Join(dir, "00000000000000000016.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join(dir, "00000000000000000016.index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), good...)
+	bad[8+7] = 0xEB // entry 1: position 490 -> 491, inside a batch
+	cases := []struct {
+		name      string
+		index     []byte
+		offset    int64
+		hint      int64
+		pos, last int64
+		found     bool
+	}{
+		{"before the first entry", good, 17, 0, 0, 17, true},
+		{"inside a batch", good, 25, 0, 568, 25, true},
+		{"no index", nil, 25, 0, 568, 25, true},
+		{"hint past the entry", good, 28, 790, 790, 28, true},
+		{"hint at the end", good, 32, 1128, 0, 0, false},
+		{"bad entry: rescan from 0", bad, 25, 0, 568, 25, true},
+		{"past the segment", good, 40, 0, 0, 0, false},
+	}
+	for _, c := range cases {
+		idx := &format.OffsetIndex{BaseOffset: 16, Data: c.index}
+		bp, ok, err := TranslateOffset(f, st.Size(), idx, c.offset, c.hint)
+		if err != nil || ok != c.found || (ok && (bp.Pos != c.pos || bp.LastOffset != c.last)) {
+			t.Errorf("%s: %+v %v %v, want position %d last offset %d", c.name, bp, ok, err, c.pos, c.last)
+		}
 	}
 }
