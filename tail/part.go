@@ -1,7 +1,6 @@
 package tail
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
@@ -409,7 +408,8 @@ func indexHint(path string, base, size int64) (pos, offset int64, ok bool) {
 		if _, err := f.ReadAt(e[:], i*format.OffsetIndexEntrySize); err != nil {
 			return 0, 0, false
 		}
-		return int32(binary.BigEndian.Uint32(e[:4])), int32(binary.BigEndian.Uint32(e[4:])), true
+		ie := format.ParseIndexEntry(e[:], 0)
+		return int32(ie.Offset), int32(ie.Pos), true
 	}
 	if n == 0 {
 		return 0, 0, false

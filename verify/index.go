@@ -2,7 +2,6 @@ package verify
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -76,8 +75,8 @@ func (v *verifier) checkIndex(f *FileReport, t task) error {
 		if _, err := io.ReadFull(br, e[:]); err != nil {
 			break
 		}
-		off := base + int64(int32(binary.BigEndian.Uint32(e[:])))
-		pos := int64(int32(binary.BigEndian.Uint32(e[4:])))
+		ie := format.ParseIndexEntry(e[:], base)
+		off, pos := ie.Offset, ie.Pos
 		at := i * format.OffsetIndexEntrySize
 		if i > 0 && off == base {
 			break // unused preallocated entries
@@ -135,8 +134,8 @@ func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
 		if _, err := io.ReadFull(br, e[:]); err != nil {
 			break
 		}
-		ts := int64(binary.BigEndian.Uint64(e[:]))
-		off := base + int64(int32(binary.BigEndian.Uint32(e[8:])))
+		te := format.ParseTimeEntry(e[:], base)
+		ts, off := te.Timestamp, te.Offset
 		at := i * format.TimeIndexEntrySize
 		if i > 0 && off == base {
 			break

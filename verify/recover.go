@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -136,11 +135,9 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 				maxTS, maxTSOff = b.MaxTimestamp, b.LastOffset()
 			}
 			if since > opts.IndexIntervalBytes {
-				sr.index = binary.BigEndian.AppendUint32(sr.index, uint32(b.LastOffset()-s.BaseOffset))
-				sr.index = binary.BigEndian.AppendUint32(sr.index, uint32(b.Pos))
+				sr.index = format.AppendIndexEntry(sr.index, s.BaseOffset, format.IndexEntry{Offset: b.LastOffset(), Pos: b.Pos})
 				if maxTS > lastTS {
-					sr.timeIndex = binary.BigEndian.AppendUint64(sr.timeIndex, uint64(maxTS))
-					sr.timeIndex = binary.BigEndian.AppendUint32(sr.timeIndex, uint32(maxTSOff-s.BaseOffset))
+					sr.timeIndex = format.AppendTimeEntry(sr.timeIndex, s.BaseOffset, format.TimeEntry{Timestamp: maxTS, Offset: maxTSOff})
 					lastTS = maxTS
 				}
 				since = 0
@@ -149,8 +146,7 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 		}
 		// A finished segment's time index ends with its max timestamp.
 		if maxTS > lastTS && maxTS >= 0 {
-			sr.timeIndex = binary.BigEndian.AppendUint64(sr.timeIndex, uint64(maxTS))
-			sr.timeIndex = binary.BigEndian.AppendUint32(sr.timeIndex, uint32(maxTSOff-s.BaseOffset))
+			sr.timeIndex = format.AppendTimeEntry(sr.timeIndex, s.BaseOffset, format.TimeEntry{Timestamp: maxTS, Offset: maxTSOff})
 		}
 		sr.TruncateBytes = size - sr.ValidBytes
 		if sr.TruncateBytes > 0 {
