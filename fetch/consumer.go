@@ -253,14 +253,8 @@ func (c *Consumer) decode(f *Fetched) error {
 	c.hdrs = c.hdrs[:0]
 	aborts := append([]AbortedTransaction(nil), f.AbortedTransactions...)
 	sort.Slice(aborts, func(i, j int) bool { return aborts[i].FirstOffset < aborts[j].FirstOffset })
-	frame := f.Frame
 	whole := 0
-	for p := 0; ; {
-		n := format.EntrySize(frame[p:])
-		if n == 0 {
-			break
-		}
-		b, err := format.ParseBatch(frame[p:p+n], int64(p))
+	for b, err := range format.FrameBatches(f.Frame, 0) {
 		if err != nil {
 			return err
 		}
@@ -273,7 +267,6 @@ func (c *Consumer) decode(f *Fetched) error {
 			return err
 		}
 		c.endOfWhole = max(c.endOfWhole, b.NextOffset())
-		p += n
 	}
 	if whole == 0 && f.Truncated {
 		return &RecordExceedsMaxBytesError{Offset: c.position, RecordBytes: f.TruncatedRecordBytes, MaxBytes: int64(f.MaxBytes)}

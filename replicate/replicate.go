@@ -531,17 +531,15 @@ func (c *Cluster) readFor(offset int64, maxBytes int32) ([]byte, error) {
 // appendFrame appends the whole batches of a fetched frame.
 func (c *Cluster) appendFrame(b *Broker, frame []byte) (int64, error) {
 	var n int64
-	for p := 0; ; {
-		size := format.EntrySize(frame[p:])
-		if size == 0 {
-			break
+	for batch, err := range format.FrameBatches(frame, 0) {
+		if err != nil {
+			return n, err
 		}
-		res, err := b.app.AppendRaw(frame[p : p+size])
+		res, err := b.app.AppendRaw(batch.Raw)
 		if err != nil {
 			return n, err
 		}
 		n += res.LastOffset - res.BaseOffset + 1
-		p += size
 	}
 	return n, nil
 }

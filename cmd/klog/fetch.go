@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -111,39 +110,27 @@ func runFetch(c *cli.Context) error {
 	return nil
 }
 
-// frameRecords yields the whole batches of a frame and their records.
+// frameRecords calls fn for every record of the frame's whole batches,
+// stopping at the first invalid batch or decoding error.
 func frameRecords(frame []byte, fn func(b *format.Batch, r *format.Record) error) error {
 	var rr format.RecordReader
-	var rec format.Record
-	for p := 0; ; {
-		n := format.EntrySize(frame[p:])
-		if n == 0 {
-			return nil
-		}
-		b, err := format.ParseBatch(frame[p:p+n], int64(p))
+	for b, err := range format.FrameBatches(frame, 0) {
 		if err != nil {
 			return err
 		}
 		if err := b.CheckCRC(); err != nil {
 			return err
 		}
-		if err := rr.Reset(b); err != nil {
-			return err
-		}
-		for {
-			err := rr.Next(&rec)
-			if err == io.EOF {
-				break
-			}
+		for r, err := range rr.Records(b) {
 			if err != nil {
 				return err
 			}
-			if err := fn(b, &rec); err != nil {
+			if err := fn(b, r); err != nil {
 				return err
 			}
 		}
-		p += n
 	}
+	return nil
 }
 
 func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) {

@@ -349,7 +349,6 @@ type tailJSON struct {
 	w    *ndjson.Writer
 	data bool
 	rr   format.RecordReader
-	rec  format.Record
 }
 
 func newTailJSON(w *bufio.Writer, data bool, opts ndjson.Options) *tailJSON {
@@ -376,13 +375,14 @@ func (t *tailJSON) event(ev tail.Event) error {
 		l = ndjson.Str(l, "topic", ev.Topic)
 		return ndjson.Int(l, "partition", int64(ev.Partition))
 	}
-	err := t.rr.Reset(ev.Batch)
-	for err == nil {
-		if err = t.rr.Next(&t.rec); err == nil {
-			err = t.w.Record(ev.Batch, &t.rec, more)
+	var err error
+	for r, rerr := range t.rr.Records(ev.Batch) {
+		if err = rerr; err != nil {
+			break
 		}
+		t.w.Record(ev.Batch, r, more)
 	}
-	if err != io.EOF {
+	if err != nil {
 		p := verify.ProblemAt(err, verify.StageRecords, ev.Batch.Pos, ev.Batch.BaseOffset)
 		p.Path = filepath.Join(ev.Dir, ev.Segment)
 		t.w.Emit(ndjson.End(ndjson.ProblemFields(ndjson.Begin(t.w.Line(), "problem"), &p)))
