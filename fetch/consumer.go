@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 )
 
 // Checksum is the CRC-32C (Castagnoli) a v2 batch stores; the client is the
@@ -436,9 +437,5 @@ func WriteCommittedOffset(path, group, topic string, part int32, offset int64) e
 	for _, e := range entries {
 		b.WriteString(strings.Join(e, " ") + "\n")
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return partition.WriteFileAtomic(path, []byte(b.String()), partition.WriteOptions{})
 }

@@ -320,14 +320,7 @@ func (a *Appender) newSegment(base int64) error {
 	return syncDir(a.dir)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func syncDir(dir string) error { return partition.SyncDir(dir) }
 
 func (a *Appender) closeFiles() {
 	if s := a.seg; s != nil {

@@ -15,7 +15,6 @@ package replicate
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -633,11 +632,7 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 }
 
 func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return partition.WriteFileAtomic(path, data, partition.WriteOptions{})
 }
 
 // CrashLeader stops the leader (its directory stays as it was) and elects
