@@ -133,4 +133,3 @@ func (a *Appender) writeEpochs() error {
 	}
 	return partition.WriteFileAtomic(filepath.Join(a.dir, partition.LeaderEpochCheckpoint), data, partition.WriteOptions{NoSync: a.opts.Sync == SyncNever})
 }
-
