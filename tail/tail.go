@@ -22,7 +22,6 @@ package tail
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -107,10 +106,8 @@ type logDir struct {
 	hw   map[topicPartition]int64
 }
 
-type topicPartition struct {
-	topic string
-	part  int32
-}
+type topicPartition = partition.TopicPartition
+
 
 func (t *tailer) start(paths []string) error {
 	type pending struct {
@@ -198,7 +195,7 @@ func (ld *logDir) lookup(p *part) int64 {
 	if p.partition < 0 {
 		return -1
 	}
-	if v, ok := ld.hw[topicPartition{p.topic, p.partition}]; ok {
+	if v, ok := ld.hw[topicPartition{Topic: p.topic, Partition: p.partition}]; ok {
 		return v
 	}
 	return -1
@@ -212,22 +209,7 @@ func readHW(dir string) map[topicPartition]int64 {
 }
 
 func readHWErr(dir string) (map[topicPartition]int64, error) {
-	m := map[topicPartition]int64{}
-	data, err := os.ReadFile(filepath.Join(dir, partition.ReplicationCheckpoint))
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return m, err
-	}
-	entries, err := format.ParseOffsetCheckpoint(data)
-	if err != nil {
-		return m, err
-	}
-	for _, e := range entries {
-		m[topicPartition{e.Topic, e.Partition}] = e.Offset
-	}
-	return m, nil
+	return partition.HighWatermarks(dir)
 }
 
 // emit sends ev unless the tail is stopping.

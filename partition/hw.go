@@ -1,0 +1,61 @@
+package partition
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// HighWatermarks reads a log dir's replication-offset-checkpoint, where the
+// broker keeps each partition's high watermark (ReplicaManager's
+// checkpointHighWatermarks). A missing file is an empty map and no error;
+// an unreadable or malformed one is an error with an empty map. It is the
+// one high-watermark reader.
+func HighWatermarks(logDir string) (map[TopicPartition]int64, error) {
+	m := map[TopicPartition]int64{}
+	data, err := os.ReadFile(filepath.Join(logDir, ReplicationCheckpoint))
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	entries, err := format.ParseOffsetCheckpoint(data)
+	if err != nil {
+		return m, &fs.PathError{Op: "parse", Path: filepath.Join(logDir, ReplicationCheckpoint), Err: err}
+	}
+	for _, e := range entries {
+		m[TopicPartition{Topic: e.Topic, Partition: e.Partition}] = e.Offset
+	}
+	return m, nil
+}
+
+// HighWatermark is the high watermark of the partition directory dir, from
+// its log dir's replication-offset-checkpoint; ok is false when the file
+// has no entry for it (or no file, or dir's name is not
+// <topic>-<partition>).
+func HighWatermark(dir string) (hw int64, ok bool, err error) {
+	dir = filepath.Clean(dir)
+	topic, part, named := ParseDirName(filepath.Base(dir))
+	if !named {
+		return -1, false, nil
+	}
+	m, err := HighWatermarks(filepath.Dir(dir))
+	if err != nil {
+		return -1, false, err
+	}
+	hw, ok = m[TopicPartition{Topic: topic, Partition: part}]
+	if !ok {
+		return -1, false, nil
+	}
+	return hw, true, nil
+}
