@@ -108,7 +108,6 @@ type logDir struct {
 
 type topicPartition = partition.TopicPartition
 
-
 func (t *tailer) start(paths []string) error {
 	type pending struct {
 		dir string
