@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -166,3 +167,7 @@ type Partial struct {
 // type, with a kind for data the tail cannot read (TypeCorrupt) and none
 // for trouble outside the data (TypeError).
 type Problem = verify.Problem
+
+// WatchLimitError is inotify refusing a watch or an instance; see
+// partition.WatchLimitError.
+type WatchLimitError = partition.WatchLimitError

@@ -56,11 +56,11 @@ func Run(ctx context.Context, paths []string, opts Options, events chan<- Event)
 	if len(paths) == 0 {
 		return errors.New("tail: no paths")
 	}
-	w, err := newWatcher()
+	w, err := partition.NewWatcher(4096)
 	if err != nil {
 		return err
 	}
-	defer w.close()
+	defer w.Close()
 	t := &tailer{
 		ctx: ctx, opts: opts, out: events, w: w, now: opts.Now,
 		sc:      format.NewScanner(nil, 0, format.ScanOptions{MaxBatchBytes: opts.MaxBatchBytes}),
@@ -82,7 +82,7 @@ type tailer struct {
 	ctx     context.Context
 	opts    Options
 	out     chan<- Event
-	w       *watcher
+	w       *partition.Watcher
 	now     func() time.Time
 	sc      *format.Scanner
 	stopped bool
@@ -126,7 +126,7 @@ func (t *tailer) start(paths []string) error {
 		}
 		if partition.IsPartitionDir(p) {
 			ld := t.logDir(filepath.Dir(p))
-			if err := t.w.add(ld.path); err != nil {
+			if err := t.w.Add(ld.path); err != nil {
 				return err
 			}
 			t.roots[p] = true
@@ -138,7 +138,7 @@ func (t *tailer) start(paths []string) error {
 		}
 		ld := t.logDir(p)
 		ld.all = true
-		if err := t.w.add(p); err != nil {
+		if err := t.w.Add(p); err != nil {
 			return err
 		}
 		l, err := partition.OpenLogDir(p)
@@ -155,7 +155,7 @@ func (t *tailer) start(paths []string) error {
 	// Watch every partition before reading any, so no write falls between
 	// the read and the watch.
 	for _, pd := range todo {
-		if err := t.w.add(pd.dir); err != nil {
+		if err := t.w.Add(pd.dir); err != nil {
 			return err
 		}
 	}
@@ -238,17 +238,17 @@ func (t *tailer) event(p *part, typ Type) Event {
 }
 
 func (t *tailer) loop() error {
-	fw := t.w.w
+	fw := t.w
 	for {
 		select {
 		case <-t.ctx.Done():
 			return nil
-		case ev, ok := <-fw.Events:
+		case ev, ok := <-fw.Events():
 			if !ok {
 				return errors.New("tail: the inotify watcher closed")
 			}
 			t.note(ev)
-		case err, ok := <-fw.Errors:
+		case err, ok := <-fw.Errors():
 			if !ok {
 				return errors.New("tail: the inotify watcher closed")
 			}
@@ -261,12 +261,12 @@ func (t *tailer) loop() error {
 	drain:
 		for range 4096 {
 			select {
-			case ev, ok := <-fw.Events:
+			case ev, ok := <-fw.Events():
 				if !ok {
 					break drain
 				}
 				t.note(ev)
-			case err, ok := <-fw.Errors:
+			case err, ok := <-fw.Errors():
 				if !ok {
 					break drain
 				}
@@ -358,7 +358,7 @@ func (t *tailer) appeared(dir string, ld *logDir) {
 	if t.parts[dir] != nil {
 		return
 	}
-	if err := t.w.add(dir); err != nil {
+	if err := t.w.Add(dir); err != nil {
 		p := t.newPart(dir, ld)
 		delete(t.parts, dir)
 		t.trouble(p, err)
@@ -386,7 +386,7 @@ func (t *tailer) checkGone(p *part) {
 	if _, err := os.Stat(p.dir); err == nil {
 		return
 	}
-	t.w.remove(p.dir)
+	t.w.Remove(p.dir)
 	delete(t.parts, p.dir)
 	t.emit(t.event(p, TypePartitionRemoved))
 }
