@@ -35,4 +35,3 @@ func TestWatchLimitError(t *testing.T) {
 	}
 	t.Logf("this machine: max_user_watches=%d max_user_instances=%d", readLimit(sysctlMaxWatches), readLimit(sysctlMaxInstances))
 }
-
