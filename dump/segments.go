@@ -41,22 +41,11 @@ func viewISO(ms int64) string {
 func PartitionDirs(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		dirs, err := partition.PartitionDirs([]string{p})
 		if err != nil {
 			return nil, &IOError{Path: p, Err: err}
 		}
-		if !st.IsDir() {
-			return nil, &IOError{Path: p, Err: errors.New("not a directory")}
-		}
-		if partition.IsPartitionDir(p) {
-			out = append(out, p)
-			continue
-		}
-		ld, err := partition.OpenLogDir(p)
-		if err != nil {
-			return nil, &IOError{Path: p, Err: err}
-		}
-		out = append(out, ld.Partitions...)
+		out = append(out, dirs...)
 	}
 	return out, nil
 }

@@ -170,17 +170,17 @@ type HourStats struct {
 func StatsFiles(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		args, err := partition.Expand([]string{p})
 		if err != nil {
 			return nil, &IOError{Path: p, Err: err}
 		}
-		if !st.IsDir() {
+		dirs := []string{p}
+		switch args[0].Kind {
+		case partition.ArgFile:
 			out = append(out, p)
 			continue
-		}
-		dirs, err := PartitionDirs([]string{p})
-		if err != nil {
-			return nil, err
+		case partition.ArgLogDir:
+			dirs = args[0].LogDir.Partitions
 		}
 		for _, dp := range dirs {
 			d, err := partition.Open(dp)

@@ -117,14 +117,14 @@ func (t *tailer) start(paths []string) error {
 	seen := map[string]bool{}
 	for _, arg := range paths {
 		p := filepath.Clean(arg)
-		st, err := os.Stat(p)
+		args, err := partition.Expand([]string{p})
 		if err != nil {
 			return err
 		}
-		if !st.IsDir() {
+		switch args[0].Kind {
+		case partition.ArgFile:
 			return &os.PathError{Op: "tail", Path: arg, Err: errors.New("not a directory (give a partition directory or a log directory)")}
-		}
-		if partition.IsPartitionDir(p) {
+		case partition.ArgPartition:
 			ld := t.logDir(filepath.Dir(p))
 			if err := t.w.Add(ld.path); err != nil {
 				return err
@@ -141,6 +141,8 @@ func (t *tailer) start(paths []string) error {
 		if err := t.w.Add(p); err != nil {
 			return err
 		}
+		// List again now that the directory is watched: a partition
+		// created in between is in the listing or raises an event.
 		l, err := partition.OpenLogDir(p)
 		if err != nil {
 			return err

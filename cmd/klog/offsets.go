@@ -90,17 +90,9 @@ func runOffsets(c *cli.Context) error {
 	if c.Bool(offsetsRebuildFlag.Name) {
 		mode = partition.IndexesRebuilt
 	}
-	var dirs []string
-	for _, a := range args {
-		if partition.IsPartitionDir(a) {
-			dirs = append(dirs, a)
-			continue
-		}
-		ld, err := partition.OpenLogDir(a)
-		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
-		}
-		dirs = append(dirs, ld.Partitions...)
+	dirs, err := partition.PartitionDirs(args)
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
