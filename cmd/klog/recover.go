@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/verify"
@@ -54,24 +56,15 @@ func runRecover(c *cli.Context) error {
 	if c.Bool(recoverJSONFlag.Name) {
 		json.NewEncoder(report).Encode(plan)
 	} else {
-		for _, s := range plan.Segments {
-			name := s.Log
-			switch {
-			case s.Delete:
-				fmt.Fprintf(report, "%s: recovery would delete this segment (it follows a truncated one)%s\n", name, dropped(s))
-			case s.TruncateBytes > 0:
-				fmt.Fprintf(report, "%s: recovery would truncate %d bytes at position %d%s: %s\n", name, s.TruncateBytes, s.ValidBytes, dropped(s), s.Reason)
-			default:
-				fmt.Fprintf(report, "%s: intact\n", name)
-			}
-			if !s.Delete && (s.IndexChanged || s.TimeIndexChanged || s.TruncateBytes > 0) {
-				fmt.Fprintf(report, "  and rebuild %s (%d entries) and %s (%d entries)\n",
-					filepath.Base(replaceExt(name, ".index")), s.IndexEntries, filepath.Base(replaceExt(name, ".timeindex")), s.TimeIndexEntries)
-			}
-		}
-		fmt.Fprintf(report, "log end offset after recovery: %d\n", plan.LogEndOffset)
+		writePlanText(report, plan)
 	}
 	if o := c.String(recoverOutFlag.Name); o != "" {
+		if !plan.Loads {
+			report.Flush()
+			return &exitError{code: ExitFindings, msg: "recover: Kafka would refuse to load " + dir + " (" + plan.KafkaError +
+				"), so there is no recovered partition to write; nothing was written to " + o +
+				". Use --salvage to export the records that can still be read."}
+		}
 		if err := plan.WriteRecovered(o); err != nil {
 			return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
 		}
@@ -105,6 +98,44 @@ func runRecover(c *cli.Context) error {
 		return &exitError{code: ExitFindings}
 	}
 	return nil
+}
+
+// writePlanText prints the plan: one line per segment, one per other file
+// deleted, and the verdict.
+func writePlanText(w io.Writer, plan *verify.Recovery) {
+	for _, s := range plan.Segments {
+		switch s.Action {
+		case verify.ActionDelete:
+			fmt.Fprintf(w, "%s: delete (%d bytes%s): %s\n", s.Log, s.Bytes, dropped(s), s.Reason)
+		case verify.ActionTruncate:
+			fmt.Fprintf(w, "%s: truncate %d bytes at position %d%s: %s\n", s.Log, s.TruncateBytes, s.ValidBytes, dropped(s), s.Reason)
+		case verify.ActionMove:
+			var parts []string
+			for _, n := range s.NewSegments {
+				p := fmt.Sprintf("%s (new base offset %d, bytes %d..%d", filepath.Base(n.Log), n.BaseOffset, n.Position, n.Position+n.Bytes)
+				if n.Delete {
+					p += ", then deleted"
+				} else if n.TruncateBytes > 0 {
+					p += fmt.Sprintf(", then %d bytes truncated", n.TruncateBytes)
+				}
+				parts = append(parts, p+")")
+			}
+			fmt.Fprintf(w, "%s: move to %s; the old files are renamed .deleted: %s\n", s.Log, strings.Join(parts, ", "), s.Reason)
+		default:
+			fmt.Fprintf(w, "%s: keep (%d bytes, last offset %d)\n", s.Log, s.Bytes, s.LastOffset)
+		}
+	}
+	for _, f := range plan.DeletedFiles {
+		fmt.Fprintf(w, "%s: delete: %s\n", f.Path, f.Reason)
+	}
+	if plan.NewEmptySegment {
+		fmt.Fprintf(w, "%s: no segment survives; Kafka creates an empty one at offset %d\n", plan.Dir, plan.LogStartOffset)
+	}
+	if !plan.Loads {
+		fmt.Fprintf(w, "Kafka refuses to load the partition: %s\n", plan.KafkaError)
+		return
+	}
+	fmt.Fprintf(w, "Kafka loads the partition: log start offset %d, log end offset %d\n", plan.LogStartOffset, plan.LogEndOffset)
 }
 
 func dropped(s verify.SegmentRecovery) string {
