@@ -77,11 +77,28 @@ type SegmentRecovery struct {
 // rebuilds are not counted: recovery rebuilds every index).
 func (s *SegmentRecovery) Changes() bool { return s.Action != ActionKeep }
 
-// DeletedFile is a file other than a segment's that LogLoader deletes.
+// Kinds of DeletedFile.
+const (
+	DeleteOrphanIndex   = "orphan-index"       // an index file with no .log
+	DeleteSegmentIndex  = "segment-index"      // an index of a deleted or moved segment
+	DeleteSnapshotAbove = "snapshot-above-end" // a producer snapshot above the recovered log end offset
+	DeleteSnapshotStale = "snapshot-rewritten" // a snapshot loading drops while it rebuilds producer state
+	DeleteLeftover      = "leftover"           // a .deleted or .cleaned file of an earlier operation
+)
+
+// DeletedFile is a file other than a segment's .log that LogLoader deletes.
 type DeletedFile struct {
 	Type   string `json:"type"` // "deletedFile"
 	Path   string `json:"path"`
+	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
+}
+
+// Changes reports whether this deletion loses anything: producer
+// snapshots Kafka rebuilds from the log and leftovers of finished
+// operations are housekeeping.
+func (f *DeletedFile) Changes() bool {
+	return f.Kind != DeleteSnapshotStale && f.Kind != DeleteLeftover
 }
 
 // Recovery is the plan for a partition directory: what Kafka 4.3.1's
@@ -114,8 +131,13 @@ type Recovery struct {
 
 // Changes reports whether loading would change anything or refuse.
 func (r *Recovery) Changes() bool {
-	if !r.Loads || len(r.DeletedFiles) > 0 || r.NewEmptySegment {
+	if !r.Loads || r.NewEmptySegment {
 		return true
+	}
+	for i := range r.DeletedFiles {
+		if r.DeletedFiles[i].Changes() {
+			return true
+		}
 	}
 	for i := range r.Segments {
 		if r.Segments[i].Changes() {
@@ -223,9 +245,9 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 		name := de.Name()
 		switch {
 		case strings.HasSuffix(name, ".deleted") && !strings.HasSuffix(name, ".checkpoint.deleted"):
-			rec.deleted(filepath.Join(dir, name), "a leftover of an earlier deletion (LogLoader deletes stray .deleted files)")
+			rec.deleted(filepath.Join(dir, name), DeleteLeftover, "a leftover of an earlier deletion (LogLoader deletes stray .deleted files)")
 		case strings.HasSuffix(name, ".cleaned"):
-			rec.deleted(filepath.Join(dir, name), "a leftover of an interrupted cleaning (LogLoader deletes .cleaned files)")
+			rec.deleted(filepath.Join(dir, name), DeleteLeftover, "a leftover of an interrupted cleaning (LogLoader deletes .cleaned files)")
 		case strings.HasSuffix(name, ".swap"):
 			return nil, errors.New(filepath.Join(dir, name) + ": an interrupted swap operation; klog does not model how LogLoader completes it")
 		default:
@@ -268,7 +290,7 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 		if s.Log == "" {
 			for _, f := range []string{s.Index, s.TimeIndex, s.TxnIndex} {
 				if f != "" {
-					rec.deleted(f, "an orphaned index file with no corresponding log file")
+					rec.deleted(f, DeleteOrphanIndex, "an orphaned index file with no corresponding log file")
 				}
 			}
 			continue
@@ -316,8 +338,8 @@ func isSegmentFile(name string) bool {
 	return false
 }
 
-func (r *Recovery) deleted(path, reason string) {
-	r.DeletedFiles = append(r.DeletedFiles, DeletedFile{Type: "deletedFile", Path: path, Reason: reason})
+func (r *Recovery) deleted(path, kind, reason string) {
+	r.DeletedFiles = append(r.DeletedFiles, DeletedFile{Type: "deletedFile", Path: path, Kind: kind, Reason: reason})
 }
 
 func (r *Recovery) refuse(e *kafkaErr, where string) {
@@ -1006,7 +1028,7 @@ func (p *planner) finish(rec *Recovery, d *partition.Dir, all []*vseg) error {
 					if s.Action == ActionMove {
 						what = "the moved segment's old index (renamed .deleted)"
 					}
-					rec.deleted(f, what)
+					rec.deleted(f, DeleteSegmentIndex, what)
 				}
 			}
 		}
@@ -1027,11 +1049,11 @@ func (p *planner) finish(rec *Recovery, d *partition.Dir, all []*vseg) error {
 		}
 		for _, sn := range d.Snapshots {
 			if !keep[sn.Offset] {
-				why := "a producer snapshot no segment boundary or log end offset keeps"
+				kind, why := DeleteSnapshotStale, "a producer snapshot at no segment boundary after the log start and not at the log end offset (Kafka rebuilds producer state from the log)"
 				if sn.Offset > rec.LogEndOffset {
-					why = "a producer snapshot above the recovered log end offset " + itoa(rec.LogEndOffset)
+					kind, why = DeleteSnapshotAbove, "a producer snapshot above the recovered log end offset "+itoa(rec.LogEndOffset)
 				}
-				rec.deleted(sn.Path, why)
+				rec.deleted(sn.Path, kind, why)
 			}
 		}
 		// LeaderEpochFileCache.truncateFromEnd(logEndOffset).
