@@ -111,7 +111,8 @@ type Recovery struct {
 	// is then the exception's simple class name and message.
 	Loads      bool   `json:"loads"`
 	KafkaError string `json:"kafkaError,omitempty"`
-	// LogStartOffset and LogEndOffset after loading.
+	// LogStartOffset and LogEndOffset after loading (-1 when Kafka
+	// refuses to load).
 	LogStartOffset int64             `json:"logStartOffset"`
 	LogEndOffset   int64             `json:"logEndOffset"`
 	Segments       []SegmentRecovery `json:"segments"`
@@ -860,9 +861,9 @@ func (p *planner) split(rec *Recovery, v *vseg, live, all *[]*vseg) error {
 		return nil
 	}
 	if !(next > v.base && !fits(next-1, v.base)) {
-		abs, _ := filepath.Abs(indexPath(filepath.Dir(v.src.seg.Log), v.base, partition.LogSuffix))
+		// Kafka names the file by its absolute path; klog by the path given.
 		rec.refuse(&kafkaErr{class: "IllegalArgumentException",
-			msg: "Split operation is only permitted for segments with overflow, and the problem path is " + abs}, v.src.seg.Log)
+			msg: "Split operation is only permitted for segments with overflow, and the problem path is " + v.src.seg.Log}, v.src.seg.Log)
 		return nil
 	}
 	var parts []*vseg
@@ -953,12 +954,13 @@ func (p *planner) firstOffset(v *vseg, fr *frame) (int64, error) {
 // its action, the log start and end offsets, and the files deleted.
 func (p *planner) finish(rec *Recovery, d *partition.Dir, all []*vseg) error {
 	live := rec.live
-	if len(live) == 0 {
-		if rec.Loads {
-			rec.NewEmptySegment = true
-		}
+	switch {
+	case !rec.Loads:
+		rec.LogStartOffset, rec.LogEndOffset = -1, -1
+	case len(live) == 0:
+		rec.NewEmptySegment = true
 		rec.LogStartOffset, rec.LogEndOffset = 0, 0
-	} else {
+	default:
 		rec.LogStartOffset = max(0, live[0].base)
 		lastV := live[len(live)-1]
 		rec.LogEndOffset = lastV.base

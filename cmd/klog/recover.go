@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
@@ -24,15 +25,20 @@ var recoverCommand = &cli.Command{
 	Name:      "recover",
 	Usage:     "show what the broker's recovery would do to a partition (dry run), or write the recovered copy",
 	ArgsUsage: "PARTITION-DIR",
-	Description: `The broker's recovery (LogSegment.recover) validates every batch of an
-unflushed segment, silently truncates at the first invalid one, deletes every
-later segment and rebuilds the indexes. klog recover says what it would cut,
-where, which offsets it would drop and what it would rebuild, and changes
-nothing. --output DIR writes the recovered partition to a new directory.
---salvage scans past corrupt regions for the next valid batch and exports the
-records that can still be saved (NDJSON on stdout), reporting every skipped
-byte range on stderr. Exit status: 0 nothing to recover, 1 recovery would
-change the partition, 2 usage or I/O trouble.`,
+	Description: `What Kafka 4.3.1 does when it opens the partition after an unclean
+shutdown (LogLoader running LogSegment.recover on every segment), as a dry
+run. Recovery checks batch framing only (size, CRC, offsets fitting the
+segment), never records: it keeps a segment, truncates it at the first
+invalid batch (deleting every later segment), moves a segment whose offsets
+overflow it into new segments, or refuses to load the partition (the
+exception Kafka throws is named). One line per segment, then the other
+files Kafka deletes and the log start and end offsets; --json prints the
+plan as one object. --output DIR writes what Kafka would leave (split
+segments included) to a new directory, and refuses when Kafka would refuse
+to load. --salvage scans past corrupt regions for the next valid batch and
+exports the records that can still be saved (NDJSON on stdout), reporting
+every skipped byte range on stderr. Exit status: 0 Kafka changes nothing, 1
+Kafka changes the partition or refuses to load it, 2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag},
 	Action: runRecover,
 }
@@ -71,7 +77,14 @@ func runRecover(c *cli.Context) error {
 		fmt.Fprintf(report, "wrote the recovered partition to %s\n", o)
 	}
 	if c.Bool(recoverSalvageFlag.Name) {
-		for _, s := range plan.Segments {
+		d, err := partition.Open(dir)
+		if err != nil {
+			return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+		}
+		for _, s := range d.Segments {
+			if s.Log == "" {
+				continue
+			}
 			skipped, err := verify.Salvage(s.Log, 0, func(b *format.Batch, r *format.Record) error {
 				if b.IsControl() {
 					return nil
