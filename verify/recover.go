@@ -170,7 +170,7 @@ type vseg struct {
 	src      *srcSeg
 	base     int64
 	pos, end int64
-	early    bool // recovered while loading: no .index, or a .txnindex of a bad size
+	early    bool // recovered while loading: no .index, or a .txnindex that fails its sanity check
 	moved    bool // created by a split
 	split    bool // split into new segments
 	deleted  bool
@@ -310,17 +310,26 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 		src := &srcSeg{seg: s, f: f, size: st.Size()}
 		rec.srcs = append(rec.srcs, src)
 		v := &vseg{src: src, base: s.BaseOffset, end: src.size, early: s.Index == ""}
-		if s.TxnIndex != "" {
-			if ti, err := os.Stat(s.TxnIndex); err == nil && ti.Size()%34 != 0 {
-				v.early = true // TransactionIndex.sanityCheck fails: CorruptIndexException
+		if s.TxnIndex != "" && !v.early {
+			corrupt, ke, err := txnSanity(s.TxnIndex, s.BaseOffset)
+			if err != nil {
+				f.Close()
+				rec.closeAll()
+				return nil, err
 			}
+			if ke != nil && rec.Loads {
+				rec.refuse(ke, s.TxnIndex)
+			}
+			v.early = corrupt
 		}
 		live = append(live, v)
 	}
 	defer rec.closeAll()
 	all := append([]*vseg(nil), live...)
-	if err := p.simulate(rec, &live, &all); err != nil {
-		return nil, err
+	if rec.Loads {
+		if err := p.simulate(rec, &live, &all); err != nil {
+			return nil, err
+		}
 	}
 	rec.live = live
 	rec.epochs = p.epochs
@@ -328,6 +337,35 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// txnSanity is TransactionIndex.sanityCheck as LogSegment.sanityCheck
+// runs it while loading: an entry whose last offset is below the segment's
+// base offset is a CorruptIndexException (the segment is recovered while
+// loading), a version above 0 a KafkaException (the load fails). A partial
+// entry at the end is not read.
+func txnSanity(path string, base int64) (bool, *kafkaErr, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, nil, err
+	}
+	defer f.Close()
+	var e [34]byte
+	for at := int64(0); ; at += int64(len(e)) {
+		if _, err := f.ReadAt(e[:], at); err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, nil, nil
+			}
+			return false, nil, err
+		}
+		if v := int8(e[0]); v > 0 {
+			return false, &kafkaErr{class: "KafkaException", msg: "Unexpected aborted transaction version " + strconv.Itoa(int(v)) +
+				" in transaction index " + path + ", current version is 0"}, nil
+		}
+		if last := int64(binary.BigEndian.Uint64(e[18:])); last < base {
+			return true, nil, nil
+		}
+	}
 }
 
 func isSegmentFile(name string) bool {

@@ -185,6 +185,22 @@ func TestRecoverRules(t *testing.T) {
 			seg(0): cat(good, []byte("torn")),
 			seg(3): genBatch(t, 3, 2, nil), "00000000000000000003.index": idx},
 			loads: true, leo: 5, segs: []wantSeg{{ActionTruncate, 4, 0}, {ActionKeep, 0, 0}}},
+		// A .txnindex entry below the segment's base: recovered while
+		// loading too. A newer .txnindex version fails the load.
+		{name: "txnindex-below-base-truncation-keeps-later", files: map[string][]byte{
+			seg(0): cat(good, []byte("torn")), "00000000000000000000.index": idx,
+			"00000000000000000000.txnindex": format.AppendAbortedTxn(nil, format.AbortedTxn{ProducerID: 1, FirstOffset: -5, LastOffset: -2, LastStableOffset: 0}),
+			seg(3): genBatch(t, 3, 2, nil), "00000000000000000003.index": idx},
+			loads: true, leo: 5, segs: []wantSeg{{ActionTruncate, 4, 0}, {ActionKeep, 0, 0}}},
+		{name: "txnindex-version-1", files: map[string][]byte{
+			seg(0): good, "00000000000000000000.index": idx,
+			// AbortedTxn.version() reads the first byte of the int16 field.
+			"00000000000000000000.txnindex": func() []byte {
+				b := format.AppendAbortedTxn(nil, format.AbortedTxn{ProducerID: 1, FirstOffset: 0, LastOffset: 2, LastStableOffset: 0})
+				b[0] = 1
+				return b
+			}()},
+			kafkaErr: "KafkaException: Unexpected aborted transaction version 1", segs: []wantSeg{{ActionKeep, 0, 0}}},
 		// Offset overflow: split into a segment based at the batch.
 		{name: "overflow-moves", files: map[string][]byte{seg(0): over, "00000000000000000000.index": idx},
 			loads: true, lso: 1 << 31, leo: 1<<31 + 2, segs: []wantSeg{{ActionMove, -1, 1 << 31}},
