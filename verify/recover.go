@@ -215,6 +215,8 @@ type planner struct {
 
 const maxRestarts = 10000
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // PlanRecovery computes, without changing anything, what Kafka 4.3.1 does
 // when it opens a partition directory after an unclean shutdown: LogLoader
 // deletes leftovers and orphaned index files, refuses a *.log whose name is
@@ -611,7 +613,7 @@ func (p *planner) ensureValid(f io.ReaderAt, fr *frame) (string, error) {
 			return "CorruptRecordException: Record batch is corrupt (the size " + itoa(fr.size) +
 				" is smaller than the minimum allowed overhead 61)", nil
 		}
-		from, tab = 21, crc32.MakeTable(crc32.Castagnoli)
+		from, tab = 21, castagnoli
 	} else {
 		if fr.magic < 0 || (fr.magic == format.MagicV1 && fr.size < format.LogOverhead+format.RecordOverheadV1) {
 			return "CorruptRecordException: invalid message (magic " + strconv.Itoa(int(fr.magic)) + ", size " + itoa(fr.size) + ")", nil

@@ -190,7 +190,7 @@ func TestRecoverRules(t *testing.T) {
 		{name: "txnindex-below-base-truncation-keeps-later", files: map[string][]byte{
 			seg(0): cat(good, []byte("torn")), "00000000000000000000.index": idx,
 			"00000000000000000000.txnindex": format.AppendAbortedTxn(nil, format.AbortedTxn{ProducerID: 1, FirstOffset: -5, LastOffset: -2, LastStableOffset: 0}),
-			seg(3): genBatch(t, 3, 2, nil), "00000000000000000003.index": idx},
+			seg(3):                          genBatch(t, 3, 2, nil), "00000000000000000003.index": idx},
 			loads: true, leo: 5, segs: []wantSeg{{ActionTruncate, 4, 0}, {ActionKeep, 0, 0}}},
 		{name: "txnindex-version-1", files: map[string][]byte{
 			seg(0): good, "00000000000000000000.index": idx,
