@@ -201,6 +201,23 @@ func TestRecoverRules(t *testing.T) {
 				return b
 			}()},
 			kafkaErr: "KafkaException: Unexpected aborted transaction version 1", segs: []wantSeg{{ActionKeep, 0, 0}}},
+		// Offsets out of order where recovery appends an index entry:
+		// InvalidOffsetException, LogLoader empties the segment.
+		{name: "index-append-not-increasing", files: map[string][]byte{
+			seg(0): func() []byte {
+				var b []byte
+				for _, base := range []int64{0, 4, 8, 12, 1000, 24, 28, 32, 36, 40, 44, 48} {
+					b = append(b, genBatch(t, base, 4, func(_ *format.Batch, recs []format.Record) {
+						for j := range recs {
+							recs[j].Value = make([]byte, 250)
+						}
+					})...)
+				}
+				return b
+			}(), "00000000000000000000.index": idx,
+			seg(2000): genBatch(t, 2000, 1, nil), "00000000000000002000.index": idx},
+			loads: true, leo: 0, segs: []wantSeg{{ActionTruncate, -1, 0}, {ActionDelete, -1, 0}},
+			deleted: []string{"00000000000000002000.index"}},
 		// Offset overflow: split into a segment based at the batch.
 		{name: "overflow-moves", files: map[string][]byte{seg(0): over, "00000000000000000000.index": idx},
 			loads: true, lso: 1 << 31, leo: 1<<31 + 2, segs: []wantSeg{{ActionMove, -1, 1 << 31}},
