@@ -174,6 +174,11 @@ func (v *verifier) checkOffsetRange(f *FileReport, t task, b *format.Batch) {
 			f.add(Problem{Kind: KindRecordCount, Position: b.Pos, Offset: b.BaseOffset,
 				Message: "record count 0 with " + itoa(int64(b.BatchLength)-(format.BatchHeaderSize-format.LogOverhead)) + " bytes of records present"})
 		}
+		if b.BaseOffset < 0 {
+			f.add(Problem{Kind: KindOffsetRange, Position: b.Pos, Offset: b.BaseOffset,
+				Message: "negative base offset " + itoa(b.BaseOffset)})
+			return
+		}
 		if b.LastOffset() < b.BaseOffset && b.LastOffsetDelta >= 0 {
 			f.add(Problem{Kind: KindOffsetRange, Position: b.Pos, Offset: b.BaseOffset,
 				Message: "base offset " + itoa(b.BaseOffset) + " plus last offset delta " + strconv.Itoa(int(b.LastOffsetDelta)) + " overflows a 64-bit offset"})

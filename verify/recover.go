@@ -712,7 +712,11 @@ func (p *planner) recoverSeg(v *vseg) (segResult, error) {
 		r.lastOffset = fr.lastOffset
 		pos += fr.size
 		if fr.magic >= format.MagicV2 {
-			p.assignEpoch(fr.ple, fr.offset)
+			if ke := p.assignEpoch(fr.ple, fr.offset); ke != nil {
+				r.refuse = ke
+				r.valid = valid
+				return r, nil
+			}
 			if fr.producerID >= 0 && fr.attrs&0x20 != 0 {
 				ke, err := p.controlMarker(f, &fr)
 				if err != nil {
@@ -756,12 +760,16 @@ func indexPath(dir string, base int64, suffix string) string {
 // assignEpoch is LeaderEpochFileCache.assign as recovery calls it: a new
 // epoch above the latest starts at the batch's base offset, and entries
 // at or past that offset go.
-func (p *planner) assignEpoch(epoch int32, start int64) {
+func (p *planner) assignEpoch(epoch int32, start int64) *kafkaErr {
 	if epoch < 0 {
-		return
+		return nil
 	}
 	if n := len(p.epochs); n > 0 && epoch <= p.epochs[n-1].Epoch {
-		return
+		return nil
+	}
+	if start < 0 {
+		return &kafkaErr{class: "IllegalArgumentException", msg: "Received invalid partition leader epoch entry EpochEntry(epoch=" +
+			strconv.Itoa(int(epoch)) + ", startOffset=" + itoa(start) + ")"}
 	}
 	keep := p.epochs[:0]
 	for _, e := range p.epochs {
@@ -770,6 +778,7 @@ func (p *planner) assignEpoch(epoch int32, start int64) {
 		}
 	}
 	p.epochs = append(keep, format.EpochEntry{Epoch: epoch, StartOffset: start})
+	return nil
 }
 
 var controlTypeNames = map[int16]string{0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER",

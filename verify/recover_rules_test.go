@@ -243,6 +243,8 @@ func TestRecoverRules(t *testing.T) {
 			kafkaErr: "IllegalArgumentException: Split operation", segs: []wantSeg{{ActionKeep, -1, 0}}},
 		{name: "overflow-not-last", files: map[string][]byte{seg(0): cat(good, over, genBatch(t, 3, 1, nil)), "00000000000000000000.index": idx},
 			kafkaErr: "IllegalArgumentException: Split operation", segs: []wantSeg{{ActionKeep, -1, 0}}},
+		{name: "negative-base-with-epoch", files: map[string][]byte{seg(0): put64(genBatch(t, 0, 6, nil), 0, 0xffffffffffffffff), "00000000000000000000.index": idx},
+			kafkaErr: "IllegalArgumentException: Received invalid partition leader epoch entry EpochEntry(epoch=3, startOffset=-1)", segs: []wantSeg{{ActionKeep, -1, 0}}},
 		{name: "v0-negative-offset", files: map[string][]byte{seg(0): genLegacy(t, 0, -1), "00000000000000000000.index": idx},
 			kafkaErr: "IllegalArgumentException: Split operation", segs: []wantSeg{{ActionKeep, -1, 0}}},
 		{name: "v1-negative-offset", files: map[string][]byte{seg(0): genLegacy(t, 1, 0, -5), "00000000000000000000.index": idx},

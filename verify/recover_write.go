@@ -15,6 +15,10 @@ import (
 // the partition: there is no state Kafka would leave to write.
 var ErrRefused = errors.New("Kafka refuses to load this partition")
 
+// maxSnapshotBytes bounds the producer snapshots WriteRecovered reads
+// (a snapshot entry is 46 bytes: 64 MiB is over a million producers).
+const maxSnapshotBytes = 64 << 20
+
 // WriteRecovered writes the partition as Kafka leaves it after loading to
 // out (which must not exist): every surviving segment (split segments under
 // their new base offsets) with its rebuilt .index and .timeindex, its
@@ -74,11 +78,29 @@ func (r *Recovery) WriteRecovered(out string) error {
 	for _, f := range r.DeletedFiles {
 		gone[f.Path] = true
 	}
+	// Producer snapshots Kafka keeps: it rewrites them from the log, so a
+	// snapshot that does not parse is left out (Kafka rebuilds producer
+	// state without it), as is one too large to be a real snapshot.
 	for _, sn := range d.Snapshots {
-		if !gone[sn.Path] {
-			if err := copyRange(sn.Path, filepath.Join(out, filepath.Base(sn.Path)), 0, -1); err != nil {
-				return err
-			}
+		if gone[sn.Path] {
+			continue
+		}
+		st, err := os.Stat(sn.Path)
+		if err != nil {
+			return err
+		}
+		if st.Size() > maxSnapshotBytes {
+			continue
+		}
+		data, err := os.ReadFile(sn.Path)
+		if err != nil {
+			return err
+		}
+		if _, err := format.ParseProducerSnapshot(data); err != nil {
+			continue
+		}
+		if err := writeNew(filepath.Join(out, filepath.Base(sn.Path)), data); err != nil {
+			return err
 		}
 	}
 	if d.Metadata != "" {
