@@ -596,7 +596,9 @@ func (p *planner) readFrame(f io.ReaderAt, path string, pos, end int64) (frame, 
 		fr.count = int32(binary.BigEndian.Uint32(full[57:]))
 	} else {
 		fr.crc = binary.BigEndian.Uint32(h[12:])
-		if fr.magic == format.MagicV1 && fr.size >= 26 && len(h) >= 26 {
+		// LegacyRecord.timestamp: none for v0, else the field after the
+		// attributes (the entry is at least 26 bytes).
+		if fr.magic != format.MagicV0 && len(h) >= 26 {
 			fr.maxTs = int64(binary.BigEndian.Uint64(h[18:]))
 		}
 	}
@@ -615,9 +617,8 @@ func (p *planner) ensureValid(f io.ReaderAt, fr *frame) (string, error) {
 		}
 		from, tab = 21, castagnoli
 	} else {
-		if fr.magic < 0 || (fr.magic == format.MagicV1 && fr.size < format.LogOverhead+format.RecordOverheadV1) {
-			return "CorruptRecordException: invalid message (magic " + strconv.Itoa(int(fr.magic)) + ", size " + itoa(fr.size) + ")", nil
-		}
+		// LegacyRecord.ensureValid checks the size and the CRC only: a
+		// negative magic is read as a legacy message like 0 and 1.
 		from, tab = 16, crc32.IEEETable
 	}
 	var c uint32

@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/binary"
+	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
@@ -164,6 +165,15 @@ func TestRecoverRules(t *testing.T) {
 			loads: true, leo: 4, segs: []wantSeg{{ActionKeep, 0, 0}}},
 		{name: "magic-negative", files: map[string][]byte{seg(0): cat(good, func() []byte { b := genBatch(t, 3, 1, nil); b[hMagic] = 0xff; return recrc(b) }()), "00000000000000000000.index": idx},
 			loads: true, leo: 3, segs: []wantSeg{{ActionTruncate, int64(len(genBatch(t, 3, 1, nil))), 0}}},
+		// A negative magic is read as a legacy message: its CRC-32 from the
+		// magic byte decides (a v2 batch whose magic turned negative fails it).
+		{name: "magic-negative-legacy-crc", files: map[string][]byte{seg(0): cat(good, func() []byte {
+			b := genLegacy(t, 1, 3)
+			b[hMagic] = 0xfe
+			binary.BigEndian.PutUint32(b[12:], crc32.ChecksumIEEE(b[16:]))
+			return b
+		}()), "00000000000000000000.index": idx},
+			loads: true, leo: 4, segs: []wantSeg{{ActionKeep, 0, 0}}},
 		// Sizes end the valid prefix.
 		{name: "size-below-minimum", files: map[string][]byte{seg(0): cat(good, put32(genBatch(t, 3, 1, nil), hSize, 13)), "00000000000000000000.index": idx},
 			loads: true, leo: 3, segs: []wantSeg{{ActionTruncate, int64(len(genBatch(t, 3, 1, nil))), 0}}},
@@ -305,7 +315,8 @@ func TestRecoverRules(t *testing.T) {
 				t.Errorf("deleted %v, want %v", del, c.deleted)
 			}
 			if plan.Changes() == (c.name == "intact" || c.name == "garbage-records-valid-crc" || c.name == "codec-7-valid-crc" ||
-				c.name == "count-2^31-1" || c.name == "magic-7" || c.name == "magic-127" || c.name == "control-marker-ok") {
+				c.name == "count-2^31-1" || c.name == "magic-7" || c.name == "magic-127" || c.name == "control-marker-ok" ||
+				c.name == "magic-negative-legacy-crc") {
 				t.Errorf("Changes() = %v", plan.Changes())
 			}
 			// verify says what is wrong wherever Kafka acts.
