@@ -152,8 +152,9 @@ func (r *Recovery) Changes() bool {
 type RecoverOptions struct {
 	// IndexIntervalBytes is index.interval.bytes (default 4096).
 	IndexIntervalBytes int64
-	// MaxBatchBytes bounds the control batches read whole (default
-	// format.DefaultMaxBatchBytes); other batches are checked streaming.
+	// MaxBatchBytes bounds the batches read whole (control batches with a
+	// producer id, compressed v0/v1 wrappers being split; default 16 MiB);
+	// every other batch is checked streaming, whatever its size.
 	MaxBatchBytes int
 }
 
@@ -215,6 +216,10 @@ type planner struct {
 
 const maxRestarts = 10000
 
+// maxWholeBatch is the default RecoverOptions.MaxBatchBytes: a control
+// batch is a few dozen bytes, so this bounds memory on hostile sizes only.
+const maxWholeBatch = 16 << 20
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // PlanRecovery computes, without changing anything, what Kafka 4.3.1 does
@@ -231,7 +236,7 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 		opts.IndexIntervalBytes = 4096
 	}
 	if opts.MaxBatchBytes <= 0 {
-		opts.MaxBatchBytes = format.DefaultMaxBatchBytes
+		opts.MaxBatchBytes = maxWholeBatch
 	}
 	des, err := os.ReadDir(dir)
 	if err != nil {
