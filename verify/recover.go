@@ -375,15 +375,6 @@ func txnSanity(path string, base int64) (bool, *kafkaErr, error) {
 	}
 }
 
-func isSegmentFile(name string) bool {
-	for _, s := range []string{partition.LogSuffix, partition.IndexSuffix, partition.TimeIndexSuffix, partition.TxnIndexSuffix} {
-		if strings.HasSuffix(name, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func (r *Recovery) deleted(path, kind, reason string) {
 	r.DeletedFiles = append(r.DeletedFiles, DeletedFile{Type: "deletedFile", Path: path, Kind: kind, Reason: reason})
 }

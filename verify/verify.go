@@ -278,6 +278,17 @@ func fileTask(p string) task {
 	return t
 }
 
+// isSegmentFile reports whether LogLoader reads name as a segment file
+// (LogFileUtils.isLogFile, isIndexFile): its stem must be an offset.
+func isSegmentFile(name string) bool {
+	for _, s := range []string{partition.LogSuffix, partition.IndexSuffix, partition.TimeIndexSuffix, partition.TxnIndexSuffix} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func isOffsetCheckpoint(name string) bool {
 	for _, c := range partition.LogDirCheckpoints {
 		if name == c {
