@@ -41,6 +41,14 @@ const (
 	KindCheckpointInvalid Kind = "checkpoint-invalid"
 	KindCheckpointRange   Kind = "checkpoint-range"
 	KindMissingLog        Kind = "missing-log"
+	// KindOffsetRange: a batch whose offsets its segment cannot hold (last
+	// offset below the base offset from the file name, or more than
+	// 2^31-1 above it), or a negative v0/v1 offset: the broker's recovery
+	// splits the segment or refuses to load the partition.
+	KindOffsetRange Kind = "offset-range"
+	// KindSnapshotRange: a producer snapshot above the log end offset,
+	// which the broker deletes when it loads the partition.
+	KindSnapshotRange Kind = "snapshot-range"
 )
 
 // Stage is what was being decoded when a format error happened.

@@ -240,6 +240,17 @@ func fileTask(p string) task {
 	return t
 }
 
+// isSegmentFile reports whether LogLoader reads name as a segment file
+// (LogFileUtils.isLogFile, isIndexFile): its stem must be an offset.
+func isSegmentFile(name string) bool {
+	for _, s := range []string{partition.LogSuffix, partition.IndexSuffix, partition.TimeIndexSuffix, partition.TxnIndexSuffix} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func isOffsetCheckpoint(name string) bool {
 	for _, c := range partition.LogDirCheckpoints {
 		if name == c {
@@ -279,6 +290,10 @@ func expand(p string, tasks *[]task, groups *[]group) error {
 		for _, o := range d.Other {
 			if t := fileTask(o); t.kind == "checkpoint" {
 				*tasks = append(*tasks, t)
+			} else if isSegmentFile(filepath.Base(o)) {
+				// LogLoader parses every *.log and index file name as an
+				// offset: one that is not a number fails the load.
+				*tasks = append(*tasks, task{path: o, kind: "misnamed", base: -1})
 			}
 		}
 		for _, f := range []string{d.LeaderEpochs, d.Metadata} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -157,3 +158,10 @@ func recordOptions(c *cli.Context, data bool) (ndjson.Options, error) {
 // writeJSONLine writes v as one JSON object of the given type; a write
 // error shows again when the output is flushed.
 func writeJSONLine(w io.Writer, typ string, v any) error { return ndjson.WriteTyped(w, typ, v) }
+
+// writeJSON writes v, which has its own "type" field, as one JSON line.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
