@@ -356,3 +356,15 @@ func TestLongPoll(t *testing.T) {
 		t.Fatal("long poll did not wake on the append")
 	}
 }
+
+func TestParseIsolation(t *testing.T) {
+	for s, want := range map[string]Isolation{"": ReadUncommitted, "read_uncommitted": ReadUncommitted, "uncommitted": ReadUncommitted,
+		"read_committed": ReadCommitted, "committed": ReadCommitted} {
+		if got, err := ParseIsolation(s); err != nil || got != want {
+			t.Errorf("ParseIsolation(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := ParseIsolation("READ_COMMITTED"); err == nil {
+		t.Errorf("accepted READ_COMMITTED")
+	}
+}

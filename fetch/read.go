@@ -26,6 +26,18 @@ func (i Isolation) String() string {
 	return "read_uncommitted"
 }
 
+// ParseIsolation reads read_uncommitted or read_committed (also
+// uncommitted, committed; "" is read_uncommitted, the consumer default).
+func ParseIsolation(s string) (Isolation, error) {
+	switch s {
+	case "", "read_uncommitted", "uncommitted":
+		return ReadUncommitted, nil
+	case "read_committed", "committed":
+		return ReadCommitted, nil
+	}
+	return 0, errors.New("isolation must be read_uncommitted or read_committed, got " + strconv.Quote(s))
+}
+
 // Broker and client defaults (KafkaConfig, ConsumerConfig).
 const (
 	DefaultMaxBytes          = 52428800 // consumer fetch.max.bytes

@@ -34,6 +34,19 @@ const (
 	SyncNever                   // leave it to the kernel
 )
 
+// ParseSync reads batch, end (SyncAtClose) or never.
+func ParseSync(s string) (SyncMode, error) {
+	switch s {
+	case "batch":
+		return SyncBatch, nil
+	case "end", "":
+		return SyncAtClose, nil
+	case "never":
+		return SyncNever, nil
+	}
+	return 0, errors.New("sync must be batch, end or never, got " + strconv.Quote(s))
+}
+
 // Options configures an Appender; zero values take Kafka's defaults.
 type Options struct {
 	// SegmentBytes rolls a new segment when the next batch would make the

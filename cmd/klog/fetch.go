@@ -52,12 +52,8 @@ func runFetch(c *cli.Context) error {
 	if c.Args().Len() > 0 {
 		return usageError("fetch: unexpected arguments %q", c.Args().Slice())
 	}
-	var iso fetch.Isolation
-	switch c.String(fetchIsoFlag.Name) {
-	case "read_uncommitted", "uncommitted":
-	case "read_committed", "committed":
-		iso = fetch.ReadCommitted
-	default:
+	iso, err := fetch.ParseIsolation(c.String(fetchIsoFlag.Name))
+	if err != nil {
 		return usageError("fetch: --isolation must be read_uncommitted or read_committed")
 	}
 	recOpts, err := recordOptions(c, c.Bool(fetchDataFlag.Name))

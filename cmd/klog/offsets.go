@@ -80,10 +80,8 @@ func runOffsets(c *cli.Context) error {
 	if err != nil {
 		return usageError("offsets: --time must be earliest, latest, max-timestamp or a timestamp: %v", err)
 	}
-	iso := fetch.ReadUncommitted
-	if s := c.String(offsetsIsoFlag.Name); s == "read_committed" {
-		iso = fetch.ReadCommitted
-	} else if s != "read_uncommitted" {
+	iso, err := fetch.ParseIsolation(c.String(offsetsIsoFlag.Name))
+	if err != nil {
 		return usageError("offsets: --isolation must be read_uncommitted or read_committed")
 	}
 	mode := partition.IndexesAsFound
