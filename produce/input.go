@@ -47,7 +47,9 @@ type InputError struct {
 	Err  error
 }
 
-func (e *InputError) Error() string { return "input line " + strconv.Itoa(e.Line) + ": " + e.Err.Error() }
+func (e *InputError) Error() string {
+	return "input line " + strconv.Itoa(e.Line) + ": " + e.Err.Error()
+}
 
 func (e *InputError) Unwrap() error { return e.Err }
 
