@@ -55,6 +55,26 @@ undecodable record was met; 2 usage or I/O trouble.`,
 	Action: runDump,
 }
 
+// dumpFilter reads the filter flags; nil when none is given.
+func dumpFilter(c *cli.Context) (*dump.Filter, error) {
+	set := c.Bool(controlOnlyFlag.Name) || c.Bool(noControlFlag.Name)
+	for _, f := range []*cli.Int64Flag{fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag} {
+		set = set || c.IsSet(f.Name)
+	}
+	if !set {
+		return nil, nil
+	}
+	f := dump.NewFilter()
+	f.FromOffset, f.ToOffset = c.Int64(fromOffsetFlag.Name), c.Int64(toOffsetFlag.Name)
+	f.FromTimestamp, f.ToTimestamp = c.Int64(fromTSFlag.Name), c.Int64(toTSFlag.Name)
+	f.ProducerID = c.Int64(pidFilterFlag.Name)
+	f.ControlOnly, f.NoControl = c.Bool(controlOnlyFlag.Name), c.Bool(noControlFlag.Name)
+	if f.ControlOnly && f.NoControl {
+		return nil, usageError("dump: --control-only and --no-control exclude each other")
+	}
+	return f, nil
+}
+
 func runDump(c *cli.Context) error {
 	var files []string
 	if c.IsSet(dumpFilesFlag.Name) {
@@ -86,24 +106,8 @@ func runDump(c *cli.Context) error {
 	if opts.ValueEncoding, err = dump.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
 		return usageError("dump: --value-encoding: %v", err)
 	}
-	for _, f := range []*cli.Int64Flag{fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag} {
-		if c.IsSet(f.Name) && opts.Filter == nil {
-			opts.Filter = dump.NewFilter()
-		}
-	}
-	if c.Bool(controlOnlyFlag.Name) || c.Bool(noControlFlag.Name) {
-		if opts.Filter == nil {
-			opts.Filter = dump.NewFilter()
-		}
-	}
-	if f := opts.Filter; f != nil {
-		f.FromOffset, f.ToOffset = c.Int64(fromOffsetFlag.Name), c.Int64(toOffsetFlag.Name)
-		f.FromTimestamp, f.ToTimestamp = c.Int64(fromTSFlag.Name), c.Int64(toTSFlag.Name)
-		f.ProducerID = c.Int64(pidFilterFlag.Name)
-		f.ControlOnly, f.NoControl = c.Bool(controlOnlyFlag.Name), c.Bool(noControlFlag.Name)
-		if f.ControlOnly && f.NoControl {
-			return usageError("dump: --control-only and --no-control exclude each other")
-		}
+	if opts.Filter, err = dumpFilter(c); err != nil {
+		return err
 	}
 	switch {
 	case c.Bool(offsetsDecoderFlag.Name):

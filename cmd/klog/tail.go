@@ -47,46 +47,25 @@ never polls. Exit status 0 on Ctrl-C or --timeout, 2 on trouble.`,
 	Action: runTail,
 }
 
-// tableRefresh is how often --table redraws while anything changes.
-const tableRefresh = 500 * time.Millisecond
-
-func runTail(c *cli.Context) error {
-	paths := c.Args().Slice()
-	if err := checkArgs(paths); err != nil {
-		return err
-	}
-	if len(paths) == 0 {
-		return usageError("tail: no PATH given (a partition directory or a log directory)")
-	}
-	if c.Bool(tailJSONFlag.Name) && c.Bool(tailTableFlag.Name) {
-		return usageError("tail: --json and --table exclude each other")
-	}
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	if d := c.Duration(tailTimeoutFlag.Name); d > 0 {
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
-	var r tailRenderer
+// newTailRenderer is the renderer the flags ask for.
+func newTailRenderer(c *cli.Context, out *bufio.Writer) (tailRenderer, error) {
 	switch {
 	case c.Bool(tailJSONFlag.Name):
 		opts, err := recordOptions(c, true)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		r = newTailJSON(out, c.Bool(tailDataFlag.Name), opts)
+		return newTailJSON(out, c.Bool(tailDataFlag.Name), opts), nil
 	case c.Bool(tailTableFlag.Name):
-		r = newTailTable(out, isTerminal(c.App.Writer))
-	default:
-		r = &tailText{w: out, data: c.Bool(tailDataFlag.Name)}
+		return newTailTable(out, isTerminal(c.App.Writer)), nil
 	}
+	return &tailText{w: out, data: c.Bool(tailDataFlag.Name)}, nil
+}
 
-	events := make(chan tail.Event, 256)
-	done := make(chan error, 1)
-	opts := tail.Options{FromBeginning: c.Bool(tailBeginFlag.Name)}
-	go func() { done <- tail.Run(ctx, paths, opts, events) }()
-
+// pumpTail renders events until the channel closes (flushing whenever it
+// is drained) and, for the table, redraws on a ticker. The first write
+// error cancels the tail; events are drained until Run returns.
+func pumpTail(events <-chan tail.Event, r tailRenderer, out *bufio.Writer, cancel context.CancelFunc) error {
 	var tick <-chan time.Time
 	if _, ok := r.(*tailTable); ok {
 		t := time.NewTicker(tableRefresh)
@@ -94,12 +73,11 @@ func runTail(c *cli.Context) error {
 		tick = t.C
 	}
 	var werr error
-loop:
 	for {
 		select {
 		case ev, ok := <-events:
 			if !ok {
-				break loop
+				return werr
 			}
 			if werr != nil {
 				continue // drain until Run returns
@@ -122,7 +100,39 @@ loop:
 			}
 		}
 	}
-	err := <-done
+}
+
+// tableRefresh is how often --table redraws while anything changes.
+const tableRefresh = 500 * time.Millisecond
+
+func runTail(c *cli.Context) error {
+	paths := c.Args().Slice()
+	if err := checkArgs(paths); err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return usageError("tail: no PATH given (a partition directory or a log directory)")
+	}
+	if c.Bool(tailJSONFlag.Name) && c.Bool(tailTableFlag.Name) {
+		return usageError("tail: --json and --table exclude each other")
+	}
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	if d := c.Duration(tailTimeoutFlag.Name); d > 0 {
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	r, err := newTailRenderer(c, out)
+	if err != nil {
+		return err
+	}
+	events := make(chan tail.Event, 256)
+	done := make(chan error, 1)
+	opts := tail.Options{FromBeginning: c.Bool(tailBeginFlag.Name)}
+	go func() { done <- tail.Run(ctx, paths, opts, events) }()
+	werr := pumpTail(events, r, out, cancel)
+	err = <-done
 	if werr == nil {
 		werr = r.close()
 		if ferr := out.Flush(); werr == nil {
@@ -165,25 +175,8 @@ func (t *tailText) event(ev tail.Event) error {
 	prefix := partitionLabel(&ev) + ": "
 	l := append(t.line[:0], prefix...)
 	switch ev.Type {
-	case tail.TypeState, tail.TypePartitionAdded:
-		if ev.Type == tail.TypePartitionAdded {
-			l = append(l, "partition appeared: "...)
-		}
-		l = append(l, "logStartOffset: "...)
-		l = strconv.AppendInt(l, ev.LogStartOffset, 10)
-		l = append(l, " logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		l = appendHW(l, &ev)
-		l = append(l, " segments: "...)
-		l = strconv.AppendInt(l, int64(ev.Segments), 10)
-		if ev.Segment != "" {
-			l = append(l, " activeSegment: "...)
-			l = append(l, ev.Segment...)
-		}
-	case tail.TypePartitionRemoved:
-		l = append(l, "partition disappeared (last logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		l = append(l, ')')
+	case tail.TypeState, tail.TypePartitionAdded, tail.TypePartitionRemoved:
+		l = appendPartitionLine(l, &ev)
 	case tail.TypeBatch:
 		l = dump.AppendBatchLine(l, ev.Batch)
 		l = l[:len(l)-1] // the newline comes below
@@ -193,16 +186,63 @@ func (t *tailText) event(ev tail.Event) error {
 				return err
 			}
 		}
-	case tail.TypeLogEndOffset:
+	case tail.TypeLogEndOffset, tail.TypeHighWatermark:
+		l = appendOffsetsLine(l, &ev)
+	case tail.TypeRoll, tail.TypeSegmentDeleted, tail.TypeTruncated, tail.TypePartial:
+		l = appendSegmentLine(l, &ev)
+	case tail.TypeCorrupt, tail.TypeError:
+		l = appendProblemLine(l, &ev)
+	default:
+		l = append(l, ev.Type...)
+	}
+	l = append(l, '\n')
+	t.line = l
+	_, err := t.w.Write(l)
+	return err
+}
+
+// appendPartitionLine: a partition's state, appearance or disappearance.
+func appendPartitionLine(l []byte, ev *tail.Event) []byte {
+	if ev.Type == tail.TypePartitionRemoved {
+		l = append(l, "partition disappeared (last logEndOffset: "...)
+		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
+		return append(l, ')')
+	}
+	if ev.Type == tail.TypePartitionAdded {
+		l = append(l, "partition appeared: "...)
+	}
+	l = append(l, "logStartOffset: "...)
+	l = strconv.AppendInt(l, ev.LogStartOffset, 10)
+	l = append(l, " logEndOffset: "...)
+	l = strconv.AppendInt(l, ev.LogEndOffset, 10)
+	l = appendHW(l, ev)
+	l = append(l, " segments: "...)
+	l = strconv.AppendInt(l, int64(ev.Segments), 10)
+	if ev.Segment != "" {
+		l = append(l, " activeSegment: "...)
+		l = append(l, ev.Segment...)
+	}
+	return l
+}
+
+// appendOffsetsLine: a log end offset or high watermark change.
+func appendOffsetsLine(l []byte, ev *tail.Event) []byte {
+	if ev.Type == tail.TypeLogEndOffset {
 		l = append(l, "logEndOffset: "...)
 		l = appendChange(l, ev.Change)
-		l = appendHW(l, &ev)
-	case tail.TypeHighWatermark:
-		l = append(l, "highWatermark: "...)
-		l = appendChange(l, ev.Change)
-		l = append(l, " logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		l = appendGap(l, &ev)
+		return appendHW(l, ev)
+	}
+	l = append(l, "highWatermark: "...)
+	l = appendChange(l, ev.Change)
+	l = append(l, " logEndOffset: "...)
+	l = strconv.AppendInt(l, ev.LogEndOffset, 10)
+	return appendGap(l, ev)
+}
+
+// appendSegmentLine: a roll, a deleted or truncated segment, or a batch
+// still being written.
+func appendSegmentLine(l []byte, ev *tail.Event) []byte {
+	switch ev.Type {
 	case tail.TypeRoll:
 		l = append(l, "segment rolled: "...)
 		l = append(l, ev.Segment...)
@@ -234,7 +274,7 @@ func (t *tailText) event(ev tail.Event) error {
 		}
 		l = append(l, ", logEndOffset: "...)
 		l = appendChange(l, ev.Change)
-		l = appendHW(l, &ev)
+		l = appendHW(l, ev)
 	case tail.TypePartial:
 		if p := ev.Partial; p != nil {
 			l = append(l, "waiting for the rest of the batch at position "...)
@@ -249,28 +289,27 @@ func (t *tailText) event(ev tail.Event) error {
 			}
 			l = append(l, " bytes written"...)
 		}
-	case tail.TypeCorrupt, tail.TypeError:
-		l = append(l, ev.Type...)
-		l = append(l, ": "...)
-		if ev.Segment != "" {
-			l = append(l, ev.Segment...)
-			l = append(l, ' ')
-		}
-		if p := ev.Problem; p != nil {
-			if p.Position >= 0 {
-				l = append(l, "position "...)
-				l = strconv.AppendInt(l, p.Position, 10)
-				l = append(l, ": "...)
-			}
-			l = append(l, p.Message...)
-		}
-	default:
-		l = append(l, ev.Type...)
 	}
-	l = append(l, '\n')
-	t.line = l
-	_, err := t.w.Write(l)
-	return err
+	return l
+}
+
+// appendProblemLine: data the tail cannot read, or trouble.
+func appendProblemLine(l []byte, ev *tail.Event) []byte {
+	l = append(l, ev.Type...)
+	l = append(l, ": "...)
+	if ev.Segment != "" {
+		l = append(l, ev.Segment...)
+		l = append(l, ' ')
+	}
+	if p := ev.Problem; p != nil {
+		if p.Position >= 0 {
+			l = append(l, "position "...)
+			l = strconv.AppendInt(l, p.Position, 10)
+			l = append(l, ": "...)
+		}
+		l = append(l, p.Message...)
+	}
+	return l
 }
 
 // records appends the batch's record lines (each on its own line after
