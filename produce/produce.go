@@ -13,6 +13,7 @@
 package produce
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -159,7 +160,14 @@ type Appender struct {
 // Open locks dir (creating it and its first segment if needed), finds the
 // log end offset from the last valid batch of the active segment, and
 // rebuilds producer state from the latest snapshot and the log after it.
+// It is OpenContext without a deadline.
 func Open(dir string, opts Options) (*Appender, error) {
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext is Open whose wait for the writer lock (Options.Wait) ends
+// with ctx.
+func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, error) {
 	if opts.SegmentBytes <= 0 {
 		opts.SegmentBytes = defaultSegmentBytes
 	}
@@ -172,7 +180,7 @@ func Open(dir string, opts Options) (*Appender, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	lock, err := lockDir(dir, opts.Wait)
+	lock, err := lockDir(ctx, dir, opts.Wait)
 	if err != nil {
 		return nil, err
 	}

@@ -163,7 +163,7 @@ func produceOptions(c *cli.Context) (produce.Options, error) {
 // flags ask for: a leader keeps writing at the partition's current epoch;
 // an older one is fenced (FENCED_LEADER_EPOCH).
 func openAppender(c *cli.Context, opts produce.Options) (*produce.Appender, error) {
-	app, err := produce.Open(c.String(prodLogFlag.Name), opts)
+	app, err := produce.OpenContext(c.Context, c.String(prodLogFlag.Name), opts)
 	if err != nil {
 		var ite *produce.InvalidTailError
 		if errors.As(err, &ite) {
