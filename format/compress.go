@@ -22,10 +22,9 @@ type Decompressor struct {
 	// MaxBytes caps the output; 0 means DefaultMaxDecompressedBytes.
 	MaxBytes int
 
-	gz      *gzip.Reader
-	zstd    *zstd.Decoder
-	zstdMax int // the limit zstd was created with
-	br      bytes.Reader
+	gz   *gzip.Reader
+	zstd *zstd.Decoder
+	br   bytes.Reader
 }
 
 func (d *Decompressor) max() int {

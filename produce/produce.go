@@ -440,4 +440,3 @@ func (a *Appender) closeSegment() error {
 	return nil
 }
 
-var errFenced = errors.New("producer epoch is older than the one in the log (fenced)")

@@ -164,4 +164,3 @@ func dropped(s verify.SegmentRecovery) string {
 	return ", dropping offsets " + strconv.FormatInt(s.FirstDropped, 10) + ".." + strconv.FormatInt(s.LastDropped, 10)
 }
 
-func replaceExt(p, ext string) string { return p[:len(p)-len(filepath.Ext(p))] + ext }
