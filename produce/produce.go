@@ -439,4 +439,3 @@ func (a *Appender) closeSegment() error {
 	}
 	return nil
 }
-

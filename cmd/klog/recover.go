@@ -163,4 +163,3 @@ func dropped(s verify.SegmentRecovery) string {
 	}
 	return ", dropping offsets " + strconv.FormatInt(s.FirstDropped, 10) + ".." + strconv.FormatInt(s.LastDropped, 10)
 }
-
