@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
@@ -136,7 +136,7 @@ func runSegments(c *cli.Context) error {
 	if err := checkArgs(args); err != nil {
 		return err
 	}
-	dirs, err := dump.PartitionDirs(args)
+	dirs, err := inspect.PartitionDirs(args)
 	if err != nil {
 		return viewError("segments", err)
 	}
@@ -147,18 +147,18 @@ func runSegments(c *cli.Context) error {
 	defer out.Flush()
 	findings := 0
 	for i, d := range dirs {
-		ps, err := dump.Segments(c.Context, d, dump.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
 		if err != nil {
 			return viewError("segments", err)
 		}
 		findings += ps.Findings()
 		if c.Bool(viewsJSONFlag.Name) {
-			err = dump.WriteSegmentsJSON(out, ps)
+			err = inspect.WriteSegmentsJSON(out, ps)
 		} else {
 			if i > 0 {
 				out.WriteString("\n")
 			}
-			err = dump.WriteSegmentsTable(out, ps)
+			err = inspect.WriteSegmentsTable(out, ps)
 		}
 		if err != nil {
 			return viewError("segments", err)
@@ -184,7 +184,7 @@ func runStats(c *cli.Context) error {
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
-	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+	rep, err := inspect.CollectStats(c.Context, args, inspect.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
 	if err != nil {
 		return viewError("stats", err)
 	}
@@ -193,9 +193,9 @@ func runStats(c *cli.Context) error {
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
 		if c.Bool(viewsJSONFlag.Name) {
-			return dump.WriteStatsJSON(w, rep)
+			return inspect.WriteStatsJSON(w, rep)
 		}
-		return dump.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name))
+		return inspect.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name))
 	}); err != nil {
 		return viewError("stats", err)
 	}
@@ -213,7 +213,7 @@ func runFind(c *cli.Context) error {
 	if len(args) != 1 {
 		return usageError("find: give exactly one partition DIR (got %d arguments)", len(args))
 	}
-	var q dump.FindQuery
+	var q inspect.FindQuery
 	switch byOff, byTS := c.IsSet(findOffsetFlag.Name), c.IsSet(findTimestampFlag.Name); {
 	case byOff == byTS:
 		return usageError("find: give exactly one of --offset and --timestamp")
@@ -243,18 +243,18 @@ func runFind(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := dump.Find(d, q, dump.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
+	res, err := inspect.Find(d, q, inspect.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
 	if err != nil {
-		if errors.Is(err, dump.ErrOffsetOutOfRange) {
+		if errors.Is(err, inspect.ErrOffsetOutOfRange) {
 			return &exitError{code: ExitTrouble, msg: "find: " + err.Error()}
 		}
 		return viewError("find", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
 		if c.Bool(viewsJSONFlag.Name) {
-			return dump.WriteFindJSON(w, res)
+			return inspect.WriteFindJSON(w, res)
 		}
-		return dump.WriteFindTable(w, res, c.Int(findMaxDataFlag.Name))
+		return inspect.WriteFindTable(w, res, c.Int(findMaxDataFlag.Name))
 	}); err != nil {
 		return viewError("find", err)
 	}

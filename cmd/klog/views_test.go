@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -148,7 +148,7 @@ func TestViewsJSON(t *testing.T) {
 		if code != ExitFindings || len(ls) != 4 {
 			t.Fatalf("exit %d, %d lines", code, len(ls))
 		}
-		var last dump.SegmentRow
+		var last inspect.SegmentRow
 		if err := json.Unmarshal([]byte(ls[3]), &last); err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestViewsJSON(t *testing.T) {
 	})
 	t.Run("stats", func(t *testing.T) {
 		code, ls := lines(t, "stats", "--json", producer)
-		var r dump.StatsReport
+		var r inspect.StatsReport
 		if code != ExitOK || len(ls) != 1 {
 			t.Fatalf("exit %d, %d lines", code, len(ls))
 		}
@@ -171,7 +171,7 @@ func TestViewsJSON(t *testing.T) {
 	})
 	t.Run("find", func(t *testing.T) {
 		code, ls := lines(t, "find", "--json", "--offset", "24", badIndexPartition(t))
-		var r dump.FindResult
+		var r inspect.FindResult
 		if code != ExitFindings || len(ls) != 1 {
 			t.Fatalf("exit %d, %d lines", code, len(ls))
 		}

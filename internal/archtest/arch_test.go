@@ -31,7 +31,7 @@ var rank = map[string]int{
 	"fetch":         3,
 	"tail":          4,
 	"replicate":     4,
-	"inspect":       4,
+	"inspect":       6,
 	"dump":          5,
 	"cmd/klog":      9,
 }

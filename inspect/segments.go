@@ -1,9 +1,10 @@
-package dump
+package inspect
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ func PartitionDirs(paths []string) ([]string, error) {
 	for _, p := range paths {
 		dirs, err := partition.PartitionDirs([]string{p})
 		if err != nil {
-			return nil, &IOError{Path: p, Err: err}
+			return nil, &dump.IOError{Path: p, Err: err}
 		}
 		out = append(out, dirs...)
 	}
@@ -144,7 +145,7 @@ type SegmentRow struct {
 func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*PartitionSegments, error) {
 	d, err := partition.Open(dir)
 	if err != nil {
-		return nil, &IOError{Path: dir, Err: err}
+		return nil, &dump.IOError{Path: dir, Err: err}
 	}
 	ps := &PartitionSegments{Dir: dir, Partition: -1}
 	if t, n, ok := partition.ParseDirName(filepath.Base(filepath.Clean(dir))); ok {
@@ -195,7 +196,7 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 				continue
 			}
 			if f.Err != "" {
-				return nil, &IOError{Path: ix.path, Err: errors.New(f.Err)}
+				return nil, &dump.IOError{Path: ix.path, Err: errors.New(f.Err)}
 			}
 			*ix.entries = f.Records
 			for _, p := range f.Problems {
@@ -244,12 +245,12 @@ type segScanner struct {
 func (s *segScanner) scanFile(row *SegmentRow) error {
 	f, err := os.Open(row.Log)
 	if err != nil {
-		return &IOError{Path: row.Log, Err: err}
+		return &dump.IOError{Path: row.Log, Err: err}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return &IOError{Path: row.Log, Err: err}
+		return &dump.IOError{Path: row.Log, Err: err}
 	}
 	return s.scan(f, st.Size(), row)
 }
@@ -271,7 +272,7 @@ func (s *segScanner) scan(r io.ReaderAt, size int64, row *SegmentRow) error {
 			}
 			var pe *format.PosError
 			if !errors.As(err, &pe) {
-				return &IOError{Path: row.Log, Err: err}
+				return &dump.IOError{Path: row.Log, Err: err}
 			}
 			// A zero tail is a preallocated segment, not damage.
 			if !s.sc.Done() || s.sc.Tail().Kind != format.TailZeros {
@@ -392,7 +393,7 @@ func WriteSegmentsTable(w io.Writer, p *PartitionSegments) error {
 			problems = append(problems, l+": "+pr.Message+"\n")
 		}
 	}
-	if err := WriteTable(w, header, rows); err != nil {
+	if err := dump.WriteTable(w, header, rows); err != nil {
 		return err
 	}
 	for _, l := range problems {

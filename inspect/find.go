@@ -1,8 +1,9 @@
-package dump
+package inspect
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io"
 	"io/fs"
 	"os"
@@ -207,7 +208,7 @@ func (fr *FindRecord) MarshalJSON() ([]byte, error) {
 }
 
 // FindRecord is the record found. Key and Value are the bytes as Kafka's
-// tools print them (new String(bytes, UTF_8), AppendJavaUTF8); nil when
+// tools print them (new String(bytes, UTF_8), dump.AppendJavaUTF8); nil when
 // null. KeyBase64/ValueBase64 carry the exact bytes when they are not valid
 // UTF-8.
 type FindRecord struct {
@@ -356,7 +357,7 @@ func (f *findState) readIndexFile(path string) ([]byte, bool, error) {
 	}
 	defer file.Close()
 	if size > maxFindIndexBytes {
-		return nil, false, &IOError{Path: path, Err: errors.New("index file of " + strconv.FormatInt(size, 10) + " bytes is over the 256 MiB limit")}
+		return nil, false, &dump.IOError{Path: path, Err: errors.New("index file of " + strconv.FormatInt(size, 10) + " bytes is over the 256 MiB limit")}
 	}
 	buf := make([]byte, size)
 	n, err := file.ReadAt(buf, 0)
@@ -365,7 +366,7 @@ func (f *findState) readIndexFile(path string) ([]byte, bool, error) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, false, &IOError{Path: path, Err: err}
+		return nil, false, &dump.IOError{Path: path, Err: err}
 	}
 	return buf, true, nil
 }
@@ -405,7 +406,7 @@ type findSegment struct {
 func (f *findState) openLog(s partition.Segment) (*findSegment, error) {
 	file, size, err := f.opts.Open(s.Log)
 	if err != nil {
-		return nil, &IOError{Path: s.Log, Err: err}
+		return nil, &dump.IOError{Path: s.Log, Err: err}
 	}
 	sr := &findSegment{file: file, cr: &findCountingReader{r: file}, size: size}
 	if f.sc == nil {
@@ -479,7 +480,7 @@ func (f *findState) next(lk *FindLookup) (*format.Batch, error) {
 		}
 		var pe *format.PosError
 		if !errors.As(err, &pe) {
-			return nil, &IOError{Path: lk.Log, Err: err} // a read error
+			return nil, &dump.IOError{Path: lk.Log, Err: err} // a read error
 		}
 		if f.sc.Done() {
 			return nil, nil
@@ -530,7 +531,7 @@ func (f *findState) found(lk *FindLookup, b *format.Batch) {
 	fr.Key, fr.KeyBase64 = findJavaText(fr.key)
 	fr.Value, fr.ValueBase64 = findJavaText(fr.value)
 	for _, h := range r.Headers {
-		fr.HeaderKeys = append(fr.HeaderKeys, string(AppendJavaUTF8(nil, h.Key)))
+		fr.HeaderKeys = append(fr.HeaderKeys, string(dump.AppendJavaUTF8(nil, h.Key)))
 	}
 	f.res.Record = fr
 }
@@ -548,7 +549,7 @@ func findJavaText(b []byte) (*string, []byte) {
 	if b == nil {
 		return nil, nil
 	}
-	s := string(AppendJavaUTF8(nil, b))
+	s := string(dump.AppendJavaUTF8(nil, b))
 	if s != string(b) {
 		return &s, b
 	}
@@ -782,7 +783,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 	for _, p := range r.Problems {
 		add("PROBLEM", string(p.Kind)+" in "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message)
 	}
-	return WriteTable(w, []string{"step", "result"}, rows)
+	return dump.WriteTable(w, []string{"step", "result"}, rows)
 }
 
 func viewTimeText(ms int64) string {
@@ -801,7 +802,7 @@ func findDataText(b []byte, size int32, maxData int) string {
 	if maxData > 0 && len(cut) > maxData {
 		cut = cut[:maxData]
 	}
-	s += string(AppendJavaUTF8(nil, cut))
+	s += string(dump.AppendJavaUTF8(nil, cut))
 	if len(cut) < len(b) {
 		s += " … (" + strconv.Itoa(len(b)-len(cut)) + " more bytes)"
 	}

@@ -1,10 +1,11 @@
-package dump
+package inspect
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io/fs"
 	"math"
 	"os"
@@ -356,9 +357,9 @@ func TestStatsProblems(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, c.err)
 			}
 			if err != nil {
-				var ioe *IOError
+				var ioe *dump.IOError
 				if !errors.As(err, &ioe) {
-					t.Errorf("err is %T, want *IOError", err)
+					t.Errorf("err is %T, want *dump.IOError", err)
 				}
 				return
 			}

@@ -1,10 +1,11 @@
-package dump
+package inspect
 
 import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io"
 	"math"
 	"math/bits"
@@ -172,7 +173,7 @@ func StatsFiles(paths []string) ([]string, error) {
 	for _, p := range paths {
 		args, err := partition.Expand([]string{p})
 		if err != nil {
-			return nil, &IOError{Path: p, Err: err}
+			return nil, &dump.IOError{Path: p, Err: err}
 		}
 		dirs := []string{p}
 		switch args[0].Kind {
@@ -185,7 +186,7 @@ func StatsFiles(paths []string) ([]string, error) {
 		for _, dp := range dirs {
 			d, err := partition.Open(dp)
 			if err != nil {
-				return nil, &IOError{Path: dp, Err: err}
+				return nil, &dump.IOError{Path: dp, Err: err}
 			}
 			for _, s := range d.Segments {
 				if s.Log != "" {
@@ -269,12 +270,12 @@ func (c *statsCollector) problem(p ViewProblem) {
 func (c *statsCollector) addFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return &IOError{Path: path, Err: err}
+		return &dump.IOError{Path: path, Err: err}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return &IOError{Path: path, Err: err}
+		return &dump.IOError{Path: path, Err: err}
 	}
 	return c.add(path, f, st.Size())
 }
@@ -295,7 +296,7 @@ func (c *statsCollector) add(path string, r io.ReaderAt, size int64) error {
 			}
 			var pe *format.PosError
 			if !errors.As(err, &pe) {
-				return &IOError{Path: path, Err: err}
+				return &dump.IOError{Path: path, Err: err}
 			}
 			// A zero tail is a preallocated segment, not damage.
 			if !c.sc.Done() || c.sc.Tail().Kind != format.TailZeros {
@@ -707,5 +708,5 @@ func statsSection(w io.Writer, title string, header []string, rows [][]string) e
 	if _, err := io.WriteString(w, title+"\n"); err != nil {
 		return err
 	}
-	return WriteTable(w, header, rows)
+	return dump.WriteTable(w, header, rows)
 }

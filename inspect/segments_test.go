@@ -1,10 +1,11 @@
-package dump
+package inspect
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -223,9 +224,9 @@ func TestPartitionDirs(t *testing.T) {
 			if !errors.Is(err, c.err) {
 				t.Fatalf("err = %v, want %v", err, c.err)
 			}
-			var ioe *IOError
+			var ioe *dump.IOError
 			if c.err != nil && !errors.As(err, &ioe) {
-				t.Errorf("err = %T, want *IOError", err)
+				t.Errorf("err = %T, want *dump.IOError", err)
 			}
 			if !slices.Equal(got, c.want) {
 				t.Errorf("got %v, want %v", got, c.want)
