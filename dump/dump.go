@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -193,7 +194,7 @@ type dumper struct {
 	idxMis      map[string][][2]int64
 	tix         timeIndexErrors
 	// dec is the --offsets-decoder etc. decoder (decoder.go); nil without one.
-	dec *recordDecoder
+	dec *internaltopic.Decoder
 }
 
 // javaPath normalises a path as java.io.File does on Unix: repeated slashes
@@ -438,7 +439,7 @@ func (d *dumper) dumpLog(p, name string) error {
 				kind := verify.KindControlDecode
 				if d.dec != nil && !b.IsControl() {
 					// A coordinator decoder met a keyless record: Kafka dies.
-					pe.Field, pe.Msg, kind = "key", missingKeyMessage(r.Offset), verify.KindRecordDecode
+					pe.Field, pe.Msg, kind = "key", internaltopic.MissingKeyMessage(r.Offset), verify.KindRecordDecode
 				}
 				d.r.problem(problemFromError(pe, kind))
 				if !d.opts.JSON {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
+	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/ndjson"
 )
 
@@ -37,7 +38,7 @@ func appendEncoded(l []byte, b []byte, e Encoding) []byte {
 	case EncodingRedacted:
 		return appendRedacted(l, b)
 	}
-	return AppendJavaUTF8(l, b)
+	return format.AppendJavaUTF8(l, b)
 }
 
 // appendRedacted writes "<redacted N bytes sha256:XXXXXXXXXXXXXXXX>".
@@ -49,3 +50,8 @@ func appendRedacted(l, b []byte) []byte {
 	l = hex.AppendEncode(l, sum[:8])
 	return append(l, '>')
 }
+
+// AppendJavaUTF8 appends b decoded as Java's new String(b, UTF_8) and
+// encoded back to UTF-8: format.AppendJavaUTF8, kept here for callers of
+// the renderer.
+func AppendJavaUTF8(dst, b []byte) []byte { return format.AppendJavaUTF8(dst, b) }

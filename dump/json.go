@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/ndjson"
 )
 
@@ -17,7 +18,7 @@ type jsonRenderer struct {
 	w    *ndjson.Writer
 	opts Options
 	path string
-	dec  *recordDecoder // --offsets-decoder etc. (decoder.go); nil without one
+	dec  *internaltopic.Decoder // --offsets-decoder etc. (decoder.go); nil without one
 }
 
 func newJSONRenderer(w io.Writer, opts Options) *jsonRenderer {
@@ -55,7 +56,7 @@ func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
 	if j.dec == nil || b.IsControl() {
 		return j.w.Record(b, r, nil)
 	}
-	return j.w.Record(b, r, j.dec.cur.appendJSONFields)
+	return j.w.Record(b, r, func(l []byte) []byte { return appendDecodedJSON(l, j.dec.Current()) })
 }
 
 func (j *jsonRenderer) problem(p Problem) {

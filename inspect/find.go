@@ -531,7 +531,7 @@ func (f *findState) found(lk *FindLookup, b *format.Batch) {
 	fr.Key, fr.KeyBase64 = findJavaText(fr.key)
 	fr.Value, fr.ValueBase64 = findJavaText(fr.value)
 	for _, h := range r.Headers {
-		fr.HeaderKeys = append(fr.HeaderKeys, string(dump.AppendJavaUTF8(nil, h.Key)))
+		fr.HeaderKeys = append(fr.HeaderKeys, string(format.AppendJavaUTF8(nil, h.Key)))
 	}
 	f.res.Record = fr
 }
@@ -549,7 +549,7 @@ func findJavaText(b []byte) (*string, []byte) {
 	if b == nil {
 		return nil, nil
 	}
-	s := string(dump.AppendJavaUTF8(nil, b))
+	s := string(format.AppendJavaUTF8(nil, b))
 	if s != string(b) {
 		return &s, b
 	}
@@ -802,7 +802,7 @@ func findDataText(b []byte, size int32, maxData int) string {
 	if maxData > 0 && len(cut) > maxData {
 		cut = cut[:maxData]
 	}
-	s += string(dump.AppendJavaUTF8(nil, cut))
+	s += string(format.AppendJavaUTF8(nil, cut))
 	if len(cut) < len(b) {
 		s += " … (" + strconv.Itoa(len(b)-len(cut)) + " more bytes)"
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/ndjson"
@@ -284,10 +283,10 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 func writeKeyValue(out *bufio.Writer, key, value []byte) {
 	if key != nil {
 		out.WriteString(" key: ")
-		out.Write(dump.AppendJavaUTF8(nil, key))
+		out.Write(format.AppendJavaUTF8(nil, key))
 	}
 	if value != nil {
 		out.WriteString(" payload: ")
-		out.Write(dump.AppendJavaUTF8(nil, value))
+		out.Write(format.AppendJavaUTF8(nil, value))
 	}
 }
