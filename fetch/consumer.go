@@ -57,8 +57,9 @@ type ConsumerConfig struct {
 	// OffsetsFile is where Commit writes; default klog-consumer-offsets in
 	// the partition's log directory.
 	OffsetsFile string
-	// StartOffset is where to start without a committed offset; -1 means
-	// the log start offset.
+	// StartOffset is where to start without a committed offset; one
+	// below the log start offset (the zero value, -1) starts at the log
+	// start, as auto.offset.reset=earliest does.
 	StartOffset       int64
 	MaxBytes          int32
 	PartitionMaxBytes int32
@@ -66,7 +67,8 @@ type ConsumerConfig struct {
 	MaxWait           time.Duration
 	Isolation         Isolation
 	NoMinOneMessage   bool
-	// HighWatermark overrides the log's when >= 0.
+	// HighWatermark overrides the log's when > 0 (the zero value, and -1,
+	// use the log's).
 	HighWatermark int64
 }
 
@@ -108,7 +110,7 @@ func NewConsumer(dir string, cfg ConsumerConfig) (*Consumer, error) {
 		cfg.OffsetsFile = filepath.Join(filepath.Dir(filepath.Clean(dir)), "klog-consumer-offsets")
 	}
 	c := &Consumer{log: l, cfg: cfg, position: l.LogStartOffset(), hw: l.HighWatermark(), aborted: map[int64]bool{}}
-	if cfg.StartOffset >= 0 {
+	if cfg.StartOffset > c.position {
 		c.position = cfg.StartOffset
 	}
 	if cfg.Group != "" {

@@ -66,7 +66,8 @@ type Request struct {
 	// where the limit falls, as brokers before KIP-74 (0.10.0 and older)
 	// did, which is the stall a client reports as RecordExceedsMaxBytesError.
 	NoMinOneMessage bool
-	// HighWatermark overrides the log's high watermark when >= 0.
+	// HighWatermark overrides the log's high watermark when > 0 (the
+	// zero value, and -1, use the log's).
 	HighWatermark int64
 }
 
@@ -122,7 +123,7 @@ type Fetched struct {
 func (l *Log) Read(req Request) (*Fetched, error) {
 	// Step 1: the response offsets are captured before reading.
 	hw := l.HighWatermark()
-	if req.HighWatermark >= 0 && !req.Replica {
+	if req.HighWatermark > 0 && !req.Replica {
 		hw = min(req.HighWatermark, l.leo)
 	}
 	f := &Fetched{HighWatermark: hw, LastStableOffset: l.LastStableOffset(hw), LogStartOffset: l.logStart,
