@@ -8,6 +8,7 @@
 package dump
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -133,6 +134,13 @@ func (e *FatalError) Unwrap() error { return e.Err }
 // stderr. The error is nil, an *IOError, or a *FatalError; findings are
 // counted in Result.
 func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
+	return RunContext(context.Background(), paths, opts, stdout, stderr)
+}
+
+// RunContext is Run that stops when ctx ends (checked between files and
+// every 256 batches), returning ctx's error after flushing what was
+// written.
+func RunContext(ctx context.Context, paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
 	if opts.Decoder != DecoderNone {
 		opts.PrintData = true
 	}
@@ -142,7 +150,7 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 	if opts.Cwd == "" {
 		opts.Cwd, _ = os.Getwd()
 	}
-	d := &dumper{opts: opts, errw: stderr}
+	d := &dumper{ctx: ctx, opts: opts, errw: stderr}
 	if opts.JSON {
 		d.r = newJSONRenderer(stdout, opts)
 	} else {
@@ -152,8 +160,11 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 	var res Result
 	var err error
 	for _, p := range paths {
+		if err = ctx.Err(); err != nil {
+			break
+		}
 		if err = d.dumpFile(p); err != nil {
-			if opts.JSON && !isIOError(err) {
+			if opts.JSON && !isIOError(err) && ctx.Err() == nil {
 				// JSON reports the problem and goes on with the next file.
 				d.findings++
 				err = nil
@@ -179,6 +190,7 @@ func isIOError(err error) bool {
 }
 
 type dumper struct {
+	ctx      context.Context
 	opts     Options
 	r        renderer
 	errw     io.Writer
@@ -343,6 +355,11 @@ func (d *dumper) dumpLog(p, name string) error {
 	prev := int64(-1)
 	var batches, records int64
 	for {
+		if batches&255 == 255 {
+			if err := d.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		b, err := sc.Next()
 		if err == io.EOF {
 			break

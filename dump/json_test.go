@@ -3,8 +3,11 @@ package dump
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -305,4 +308,50 @@ func TestJSONSchemaEveryFixture(t *testing.T) {
 			t.Errorf("no %q object in the fixtures' JSON", typ)
 		}
 	}
+}
+
+// TestRunContext: a dump stops when its context ends, with the context's
+// error, before the next file and inside a large one.
+func TestRunContext(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var c format.Compressor
+	var seg []byte
+	for i := int64(0); i < 5000; i++ {
+		h := format.Batch{BaseOffset: i, Magic: format.MagicV2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+		recs := []format.Record{{Offset: i, Value: []byte("v")}}
+		format.PrepareBatch(&h, recs)
+		seg, _ = c.AppendBatch(seg, &h, recs)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	res, err := RunContext(ctx, []string{"00000000000000000000.log"}, Options{JSON: true, MaxBytes: -1, Cwd: dir}, &out, io.Discard)
+	if !errors.Is(err, context.Canceled) || res.Files != 0 || out.Len() != 0 {
+		t.Fatalf("canceled before: %v, %d files, %d bytes out", err, res.Files, out.Len())
+	}
+	// Cancelled while the file is read: stops within 256 batches.
+	ctx, cancel = context.WithCancel(context.Background())
+	w := &cancelOnWrite{cancel: cancel}
+	_, err = RunContext(ctx, []string{"00000000000000000000.log"}, Options{JSON: true, MaxBytes: -1, Cwd: dir}, w, io.Discard)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled during: %v", err)
+	}
+	if n := bytes.Count(w.buf.Bytes(), []byte(`"type":"batch"`)); n >= 5000 {
+		t.Errorf("all %d batches written after the cancel", n)
+	}
+}
+
+// cancelOnWrite cancels on the renderer's first (buffered) write.
+type cancelOnWrite struct {
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.cancel()
+	return w.buf.Write(p)
 }

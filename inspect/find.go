@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"github.com/klog-dev/klog/dump"
@@ -233,7 +234,13 @@ type FindRecord struct {
 // trouble and for an offset out of range (*OffsetOutOfRangeError); index
 // entries that do not match the log are FindResult.Problems.
 func Find(d *partition.Dir, q FindQuery, opts FindOptions) (*FindResult, error) {
-	f := &findState{opts: opts}
+	return FindContext(context.Background(), d, q, opts)
+}
+
+// FindContext is Find that stops when ctx ends (checked every 256 batches
+// of a scan), with ctx's error.
+func FindContext(ctx context.Context, d *partition.Dir, q FindQuery, opts FindOptions) (*FindResult, error) {
+	f := &findState{ctx: ctx, opts: opts}
 	if f.opts.Open == nil {
 		f.opts.Open = openFindFile
 	}
@@ -273,6 +280,7 @@ func openFindFile(path string) (FindFile, int64, error) {
 }
 
 type findState struct {
+	ctx  context.Context
 	opts FindOptions
 	res  *FindResult
 	sc   *format.Scanner
@@ -470,6 +478,11 @@ func (f *findState) startAt(s partition.Segment, size int64, lk *FindLookup) (*f
 // segment ends there.
 func (f *findState) next(lk *FindLookup) (*format.Batch, error) {
 	for {
+		if lk.BatchesScanned&255 == 255 {
+			if err := f.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		b, err := f.sc.Next()
 		if err == nil {
 			lk.BatchesScanned++

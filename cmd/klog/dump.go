@@ -128,7 +128,7 @@ func runDump(c *cli.Context) error {
 			opts.MaxBytes = -1
 		}
 	}
-	res, err := dump.Run(files, opts, c.App.Writer, c.App.ErrWriter)
+	res, err := dump.RunContext(c.Context, files, opts, c.App.Writer, c.App.ErrWriter)
 	var ioe *dump.IOError
 	var fe *dump.FatalError
 	switch {

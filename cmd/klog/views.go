@@ -243,7 +243,7 @@ func runFind(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := inspect.Find(d, q, inspect.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
+	res, err := inspect.FindContext(c.Context, d, q, inspect.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
 	if err != nil {
 		if errors.Is(err, inspect.ErrOffsetOutOfRange) {
 			return &exitError{code: ExitTrouble, msg: "find: " + err.Error()}
