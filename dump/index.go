@@ -2,6 +2,7 @@ package dump
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func (d *dumper) openLog(p, name string) (*os.File, int64, string, error) {
 	logPath := filepath.Join(filepath.Dir(p), prefix+".log")
 	f, err := os.Open(d.openPath(logPath))
 	if err != nil {
-		return nil, 0, logPath, &FatalError{Path: p, Err: errors.New("cannot open the log segment beside it: " + err.Error())}
+		return nil, 0, logPath, &FatalError{Path: p, Err: fmt.Errorf("cannot open the log segment beside it: %w", err)}
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -188,7 +189,7 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 	prefix := strings.SplitN(name, ".", 2)[0]
 	idxData, err := os.ReadFile(d.openPath(filepath.Join(filepath.Dir(p), prefix+".index")))
 	if err != nil {
-		return &FatalError{Path: p, Err: errors.New("cannot open the offset index beside it: " + err.Error())}
+		return &FatalError{Path: p, Err: fmt.Errorf("cannot open the offset index beside it: %w", err)}
 	}
 	data, err := d.readWhole(p)
 	if err != nil {

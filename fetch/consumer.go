@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"os"
@@ -400,7 +401,7 @@ func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, er
 	}
 	cp, err := format.ParseCheckpoint(data, 0, 4)
 	if err != nil {
-		return 0, false, errors.New(path + ": " + err.Error())
+		return 0, false, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, e := range cp.Entries {
 		if e[0] == group && e[1] == topic && e[2] == strconv.Itoa(int(part)) {
@@ -418,7 +419,7 @@ func WriteCommittedOffset(path, group, topic string, part int32, offset int64) e
 	if data, err := os.ReadFile(path); err == nil {
 		cp, err := format.ParseCheckpoint(data, 0, 4)
 		if err != nil {
-			return errors.New(path + ": " + err.Error())
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		entries = cp.Entries
 	} else if !os.IsNotExist(err) {

@@ -22,6 +22,7 @@ package tail
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -294,7 +295,7 @@ func (t *tailer) noteErr(err error) error {
 		t.overflow = true
 		return nil
 	}
-	return errors.New("tail: inotify: " + err.Error())
+	return fmt.Errorf("tail: inotify: %w", err)
 }
 
 // note records the work one fsnotify event asks for. Partitions appearing
