@@ -3,6 +3,7 @@ package ndjson
 import (
 	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 )
 
 // BenchmarkBytes measures writing a 1 KiB printable value (with quotes) as
@@ -15,9 +16,21 @@ func BenchmarkBytes(b *testing.B) {
 		v[i] = alphabet[rng.IntN(len(alphabet))]
 	}
 	dst := make([]byte, 0, 4096)
-	b.SetBytes(int64(len(v)))
-	b.ReportAllocs()
-	for b.Loop() {
-		dst = Bytes(dst[:0], "value", "valueEncoding", v, EncodingText)
-	}
+	b.Run("impl=ndjson", func(b *testing.B) {
+		b.SetBytes(int64(len(v)))
+		b.ReportAllocs()
+		for b.Loop() {
+			dst = Bytes(dst[:0], "value", "valueEncoding", v, EncodingText)
+		}
+	})
+	// The baseline: one byte at a time (FuzzString's reference), after a
+	// utf8.Valid check as the text encoding needs.
+	b.Run("impl=bytewise", func(b *testing.B) {
+		b.SetBytes(int64(len(v)))
+		for b.Loop() {
+			if utf8.Valid(v) {
+				dst = append(dst[:0], naiveString(string(v))...)
+			}
+		}
+	})
 }

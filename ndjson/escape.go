@@ -2,6 +2,7 @@ package ndjson
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -41,29 +42,29 @@ func appendValidString(dst []byte, b []byte) ([]byte, bool) {
 }
 
 // appendEscaped writes s's characters escaped. With replace, invalid UTF-8
-// becomes U+FFFD; without, it stops and reports false.
+// becomes U+FFFD; without, it stops and reports false. Runs of plain bytes
+// are found 8 at a time and copied at once.
 func appendEscaped(dst []byte, s string, replace bool) ([]byte, bool) {
-	start := 0
-	for i := 0; i < len(s); {
-		// Skip plain ASCII 16, then 8 bytes at a time.
-		if i+16 <= len(s) {
-			b := unsafe.Slice(unsafe.StringData(s), len(s))
-			for i+16 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) && plainWord(binary.LittleEndian.Uint64(b[i+8:])) {
-				i += 16
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	start, i := 0, 0
+	for i < len(b) {
+		for i+8 <= len(b) {
+			if m := nonPlain(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain
+				break
 			}
-			for i+8 <= len(b) && plainWord(binary.LittleEndian.Uint64(b[i:])) {
-				i += 8
-			}
+			i += 8
 		}
-		if i >= len(s) {
-			break
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
+		if i+8 > len(b) {
+			for i < len(b) && b[i] < utf8.RuneSelf && plain[b[i]] {
 				i++
-				continue
 			}
+			if i == len(b) {
+				break
+			}
+		}
+		c := b[i]
+		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -81,7 +82,7 @@ func appendEscaped(dst []byte, s string, replace bool) ([]byte, bool) {
 			start = i
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(s[i:])
+		r, n := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && n == 1 {
 			if !replace {
 				return dst, false
@@ -102,15 +103,14 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plainWord reports whether all 8 bytes of w are plain (see plain): none
-// is >= 0x80, < 0x20, '"' or '\\'. Each test is the classic "has a zero
-// byte" bit trick, (x - 0x01..) & ^x & 0x80.., which is exact when no byte
-// has its top bit set (checked first).
-func plainWord(w uint64) bool {
-	if w&msb != 0 {
-		return false
-	}
+// nonPlain returns a mask with the top bit set in each byte of w (read
+// little endian) that is not plain (see plain): >= 0x80, < 0x20, '"' or
+// '\\'. Each test is the "has a zero byte" bit trick, (x - 0x01..) &
+// 0x80..; a borrow only starts at a byte that is not plain and only moves
+// up, so the lowest set bit is exact (bytes above it may be flagged
+// falsely, which the caller never looks at).
+func nonPlain(w uint64) uint64 {
 	quote := w ^ ('"' * lsb)
 	backslash := w ^ ('\\' * lsb)
-	return ((w-0x20*lsb)|(quote-lsb)|(backslash-lsb))&msb == 0
+	return (w | (w - 0x20*lsb) | (quote - lsb) | (backslash - lsb)) & msb
 }

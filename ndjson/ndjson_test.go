@@ -116,3 +116,56 @@ func FuzzBytes(f *testing.F) {
 		}
 	})
 }
+
+// naiveString is String one byte at a time, the reference for FuzzString.
+func naiveString(s string) string {
+	var b []byte
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, `\n`...)
+			case c == '\r':
+				b = append(b, `\r`...)
+			case c == '\t':
+				b = append(b, `\t`...)
+			case c < 0x20:
+				b = append(b, `\u00`...)
+				b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, "\ufffd"...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(append(b, '"'))
+}
+
+// FuzzString: the word-at-a-time escaper writes what the byte-at-a-time
+// reference writes, and reports invalid UTF-8 exactly when it is.
+func FuzzString(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text here!", "ab\"cdefgh\\ijklmnop\x00q", "\xff\xfe12345678", "日本語のテキスト\x1f", "01234567\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(String(nil, s)), naiveString(s); got != want {
+			t.Fatalf("String(%q) = %s, want %s", s, got, want)
+		}
+		_, ok := appendValidString(nil, []byte(s))
+		if ok != utf8.ValidString(s) {
+			t.Fatalf("valid %v for %q", ok, s)
+		}
+	})
+}
