@@ -15,7 +15,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/klog-dev/klog/dump"
@@ -216,4 +218,45 @@ func jsonLines(t *testing.T, b []byte) []string {
 		out = append(out, string(n))
 	}
 	return out
+}
+
+// TestJSONPathSpeed alternates klog's JSON path and the peer on one 32 MiB
+// segment, 15 rounds each, and reports the best and median wall time of
+// each: on a shared machine the best run is the least disturbed one, and
+// alternating puts both under the same load. It needs KLOG_BENCH=1:
+//
+//	KLOG_BENCH=1 go test -run='^TestJSONPathSpeed$' -v ./dump/
+//
+// The target: klog at least 2x the peer's speed.
+func TestJSONPathSpeed(t *testing.T) {
+	if os.Getenv("KLOG_BENCH") != "1" {
+		t.Skip("set KLOG_BENCH=1 to measure the JSON path against the kmsg + encoding/json peer")
+	}
+	p := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	if _, err := benchWriteSegment(p, benchDumpSegmentBytes); err != nil {
+		t.Fatal(err)
+	}
+	opts := dump.Options{JSON: true, PrintData: true, MaxBytes: -1, Cwd: filepath.Dir(p)}
+	var klog, peer []time.Duration
+	for range 15 {
+		start := time.Now()
+		if _, err := dump.Run([]string{p}, opts, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		klog = append(klog, time.Since(start))
+		start = time.Now()
+		if err := kmsgJSONDump(p, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		peer = append(peer, time.Since(start))
+	}
+	slices.Sort(klog)
+	slices.Sort(peer)
+	mbs := func(d time.Duration) float64 { return float64(benchDumpSegmentBytes) / d.Seconds() / 1e6 }
+	t.Logf("klog: best %v (%.0f MB/s), median %v (%.0f MB/s)", klog[0], mbs(klog[0]), klog[7], mbs(klog[7]))
+	t.Logf("kmsg + encoding/json: best %v (%.0f MB/s), median %v (%.0f MB/s)", peer[0], mbs(peer[0]), peer[7], mbs(peer[7]))
+	t.Logf("klog is %.2fx the peer's speed (best), %.2fx (median)", peer[0].Seconds()/klog[0].Seconds(), peer[7].Seconds()/klog[7].Seconds())
+	if r := peer[0].Seconds() / klog[0].Seconds(); r < 2 {
+		t.Errorf("klog's best run is %.2fx the peer's, want at least 2x", r)
+	}
 }

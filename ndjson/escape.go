@@ -48,6 +48,12 @@ func appendEscaped(dst []byte, s string, replace bool) ([]byte, bool) {
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	start, i := 0, 0
 	for i < len(b) {
+		for i+32 <= len(b) && nonPlain(binary.LittleEndian.Uint64(b[i:]))|
+			nonPlain(binary.LittleEndian.Uint64(b[i+8:]))|
+			nonPlain(binary.LittleEndian.Uint64(b[i+16:]))|
+			nonPlain(binary.LittleEndian.Uint64(b[i+24:])) == 0 {
+			i += 32
+		}
 		for i+8 <= len(b) {
 			if m := nonPlain(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain
