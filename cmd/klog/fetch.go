@@ -248,15 +248,14 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	recOpts, err := recordOptions(c, c.Bool(fetchDataFlag.Name))
+	if err != nil {
+		return err
+	}
+	fw := &followWriter{out: out, json: c.Bool(fetchJSONFlag.Name), opts: recOpts}
 	for ctx.Err() == nil {
 		recs, _, err := cons.Poll(ctx)
-		for _, r := range recs {
-			fmt.Fprintf(out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
-			if c.Bool(fetchDataFlag.Name) {
-				writeKeyValue(out, r.Key, r.Value)
-			}
-			out.WriteByte('\n')
-		}
+		fw.records(recs)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			out.Flush()
 			code := ExitTrouble
@@ -267,7 +266,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 			}
 			return &exitError{code: code, msg: "fetch: " + err.Error()}
 		}
-		fmt.Fprintf(out, "position: %d highWatermark: %d lag: %d\n", cons.Position(), cons.HighWatermark(), cons.Lag())
+		fw.position(cons)
 		out.Flush()
 		if c.String(fetchGroupFlag.Name) != "" {
 			if err := cons.Commit(); err != nil {
@@ -289,4 +288,53 @@ func writeKeyValue(out *bufio.Writer, key, value []byte) {
 		out.WriteString(" payload: ")
 		out.Write(format.AppendJavaUTF8(nil, value))
 	}
+}
+
+// followWriter prints a consumer's polls: records and its position after
+// each, as text or as ndjson's record objects and a "consumerPosition".
+type followWriter struct {
+	out  *bufio.Writer
+	json bool
+	opts ndjson.Options
+	l    []byte
+}
+
+func (w *followWriter) records(recs []fetch.Record) {
+	for i := range recs {
+		r := &recs[i]
+		if !w.json {
+			fmt.Fprintf(w.out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
+			if w.opts.Data {
+				writeKeyValue(w.out, r.Key, r.Value)
+			}
+			w.out.WriteByte('\n')
+			continue
+		}
+		// The consumer hands over v2 records without their batch: the
+		// record object's fields, with no sequence (-1).
+		fr := format.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers,
+			KeySize: sizeOf(r.Key), ValueSize: sizeOf(r.Value), Sequence: -1}
+		w.l, _ = ndjson.RecordFields(ndjson.Begin(w.l[:0], "record"), &format.Batch{Magic: format.MagicV2}, &fr, &w.opts)
+		w.l = append(ndjson.End(w.l), '\n')
+		w.out.Write(w.l)
+	}
+}
+
+func (w *followWriter) position(c *fetch.Consumer) {
+	if !w.json {
+		fmt.Fprintf(w.out, "position: %d highWatermark: %d lag: %d\n", c.Position(), c.HighWatermark(), c.Lag())
+		return
+	}
+	w.l = ndjson.Int(ndjson.Begin(w.l[:0], "consumerPosition"), "position", c.Position())
+	w.l = ndjson.Int(w.l, "highWatermark", c.HighWatermark())
+	w.l = append(ndjson.End(ndjson.Int(w.l, "lag", c.Lag())), '\n')
+	w.out.Write(w.l)
+}
+
+// sizeOf is Kafka's size of a key or value: -1 for null.
+func sizeOf(b []byte) int32 {
+	if b == nil {
+		return -1
+	}
+	return int32(len(b))
 }

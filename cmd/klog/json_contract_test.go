@@ -177,6 +177,7 @@ func TestJSONEveryByte(t *testing.T) {
 		{"dump dir", []string{"dump", "--json", dir}, -1},
 		{"fetch", []string{"fetch", "--json", "--log", dir}, len(payloads)},
 		{"fetch committed", []string{"fetch", "--json", "--log", dir, "--isolation", "read_committed", "--key-encoding", "hex"}, len(payloads)},
+		{"fetch follow", []string{"fetch", "--json", "--follow", "--timeout", "300ms", "--log", dir}, len(payloads)},
 		{"find", []string{"find", "--json", "--offset", "3", dir}, 1},
 		{"find time", []string{"find", "--json", "--timestamp", "0", "--value-encoding", "base64", dir}, 1},
 		{"recover salvage", []string{"recover", "--salvage", "--json", dir}, len(payloads)},
