@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -410,6 +411,7 @@ func decideRetention(rep *RetentionReport, opts RetentionOptions) {
 		if s.Deletable {
 			continue
 		}
+		expired := cfg.RetentionMs >= 0 && s.LargestTimestamp <= opts.Now && opts.Now-s.LargestTimestamp > cfg.RetentionMs
 		switch {
 		case !del && !s.Active:
 			s.HeldBy = "policy"
@@ -417,10 +419,10 @@ func decideRetention(rep *RetentionReport, opts RetentionOptions) {
 			s.HeldBy = "empty-active-segment"
 		case hw < s.NextOffset:
 			s.HeldBy = "high-watermark"
-		case i > live:
-			s.HeldBy = "earlier-segment"
 		case future && cfg.RetentionMs >= 0:
 			s.HeldBy = "future-timestamp"
+		case expired && i > live:
+			s.HeldBy = "earlier-segment"
 		case cfg.RetentionMs >= 0 || cfg.RetentionBytes >= 0:
 			s.HeldBy = "not-expired"
 		}
@@ -584,4 +586,75 @@ func ParseRetentionConfig(data []byte, base RetentionConfig) (RetentionConfig, e
 		}
 	}
 	return cfg, nil
+}
+
+// WriteRetentionJSON writes one "segment" object per segment, then the
+// "summary".
+func WriteRetentionJSON(w io.Writer, rep *RetentionReport) error {
+	for i := range rep.Segments {
+		if err := writeJSONLine(w, &rep.Segments[i]); err != nil {
+			return err
+		}
+	}
+	return writeJSONLine(w, &rep.Summary)
+}
+
+// WriteRetentionTable writes the verdicts as a table and the summary as
+// lines under it.
+func WriteRetentionTable(w io.Writer, rep *RetentionReport) error {
+	rows := make([][]string, 0, len(rep.Segments))
+	for _, s := range rep.Segments {
+		verdict := "kept"
+		if s.Deletable {
+			verdict = "delete: " + *s.Reason
+		} else if s.HeldBy != "" {
+			verdict = "kept: " + s.HeldBy
+		}
+		at := "never"
+		if s.DeletableAt != nil {
+			at = msTime(*s.DeletableAt)
+		}
+		age := msTime(s.LargestTimestamp) + " (" + s.AgeSource + ")"
+		if s.FutureTimestamp {
+			age += " FUTURE"
+		}
+		name := i64(s.BaseOffset)
+		if s.Active {
+			name += " (active)"
+		}
+		rows = append(rows, []string{name, i64(s.NextOffset), i64(s.SizeBytes), age, verdict, at})
+	}
+	if err := writeTable(w, []string{"segment", "next offset", "bytes", "largest timestamp", "verdict now", "time retention deletes at"}, rows); err != nil {
+		return err
+	}
+	s := rep.Summary
+	lim := func(v int64) string {
+		if v < 0 {
+			return "unlimited"
+		}
+		return i64(v)
+	}
+	b := []byte("now " + msTime(s.Now) + "; retention.ms " + lim(s.RetentionMs) + ", retention.bytes " + lim(s.RetentionBytes) +
+		", cleanup.policy " + s.CleanupPolicy + "\nhigh watermark " + i64(s.HighWatermark) + ", log start offset " + i64(s.LogStartOffset) +
+		", log end offset " + i64(s.LogEndOffset) + "\n")
+	b = append(b, "deletable now: "+strconv.Itoa(s.DeletableSegments)+" segments, "+i64(s.DeletableBytes)+" bytes; new log start offset "+i64(s.NewLogStartOffset)...)
+	if s.Rolled {
+		b = append(b, " (every segment goes: the broker first rolls an empty segment at the log end offset)"...)
+	}
+	b = append(b, '\n')
+	if len(s.FutureTimestampSegments) > 0 {
+		b = append(b, "timestamps in the future hold back time retention from segment "+i64(s.FutureTimestampSegments[0])+" on (KAFKA-20609)\n"...)
+	}
+	if c := s.Compaction; c != nil {
+		b = append(b, "compaction: first dirty offset "+i64(c.FirstDirtyOffset)+", first uncleanable offset "+i64(c.FirstUncleanableOffset)+
+			", dirty ratio "+strconv.FormatFloat(c.DirtyRatio, 'f', 3, 64)+" (min.cleanable.dirty.ratio "+strconv.FormatFloat(c.MinCleanableDirtyRatio, 'f', -1, 64)+
+			"): "...)
+		if c.Cleanable {
+			b = append(b, "cleanable\n"...)
+		} else {
+			b = append(b, "not cleanable\n"...)
+		}
+	}
+	_, err := w.Write(b)
+	return err
 }
