@@ -1,0 +1,169 @@
+package inspect
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/replicate"
+)
+
+// snapshotBroker copies a broker's partition directory and its log dir's
+// replication-offset-checkpoint, as an operator would collect them.
+func snapshotBroker(t *testing.T, b *replicate.Broker, dst string) string {
+	t.Helper()
+	pd := filepath.Join(dst, "broker-"+strconv.Itoa(int(b.ID)), filepath.Base(b.Dir))
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	des, err := os.ReadDir(b.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		copyFile(t, filepath.Join(b.Dir, de.Name()), filepath.Join(pd, de.Name()))
+	}
+	cp := filepath.Join(filepath.Dir(b.Dir), partition.ReplicationCheckpoint)
+	if _, err := os.Stat(cp); err == nil {
+		copyFile(t, cp, filepath.Join(filepath.Dir(pd), partition.ReplicationCheckpoint))
+	}
+	return pd
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func values(n int, prefix string) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = []byte(prefix + strconv.Itoa(i))
+	}
+	return out
+}
+
+// TestDiffReplicateCrash runs klog replicate's crash/restart scenarios,
+// snapshots every broker just before the old leader restarts, diffs the
+// snapshots with the new leader as leader, and checks that the truncation
+// diff names for each replica is the truncation replicate then performs.
+func TestDiffReplicateCrash(t *testing.T) {
+	cases := []struct {
+		name string
+		// acksOne are batches (of 2 records) the old leader takes with
+		// acks=1 before it crashes; after are batches the new leader
+		// takes afterwards; crashes is how many leaders crash in turn.
+		acksOne, after, crashes int
+		stopThird               bool
+		wantDiverged            bool
+	}{
+		{name: "acks=1 batch lost on the old leader", acksOne: 1, after: 1, crashes: 1, wantDiverged: true},
+		{name: "several acks=1 batches lost", acksOne: 3, after: 2, crashes: 1, wantDiverged: true},
+		{name: "nothing after the election", acksOne: 2, after: 0, crashes: 1, wantDiverged: true},
+		{name: "clean election: nothing above the high watermark", acksOne: 0, after: 2, crashes: 1, wantDiverged: false},
+		{name: "two elections in a row", acksOne: 1, after: 1, crashes: 2, wantDiverged: true},
+		{name: "stopped follower is only behind", acksOne: 0, after: 3, crashes: 0, stopThird: true, wantDiverged: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := replicate.New(replicate.Config{Dir: t.TempDir(), Topic: "orders", Brokers: []int32{1, 2, 3}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Preload(5); err != nil {
+				t.Fatal(err)
+			}
+			all := c.Produce(values(2, "all-"), replicate.AcksAll)
+			for i := 0; i < 5 && !all.Done; i++ {
+				c.Step()
+			}
+			if tc.stopThird {
+				c.Stop(3)
+			}
+			var crashed []int32
+			for k := 0; k < tc.crashes; k++ {
+				for i := 0; i < tc.acksOne; i++ {
+					c.Produce(values(2, "one-"), replicate.AcksLeader)
+				}
+				crashed = append(crashed, c.Leader().ID)
+				if _, err := c.CrashLeader(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < tc.after; i++ {
+				c.Produce(values(2, "after-"), replicate.AcksLeader)
+				c.Step()
+			}
+			snap := t.TempDir()
+			var dirs []string
+			leader := -1
+			for i, b := range c.Brokers() {
+				dirs = append(dirs, snapshotBroker(t, b, snap))
+				if b == c.Leader() {
+					leader = i
+				}
+			}
+			rep, err := Diff(dirs, DiffOptions{Leader: leader})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Diverged != tc.wantDiverged {
+				t.Errorf("diverged %v, want %v", rep.Diverged, tc.wantDiverged)
+			}
+			inferred, err := Diff(dirs, DiffOptions{Leader: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.crashes > 0 && inferred.Leader != rep.Leader {
+				t.Errorf("inferred leader %s, want %s", inferred.Leader, rep.Leader)
+			}
+			// What replicate does: restart the stopped brokers, which
+			// truncate by the leader-epoch rule.
+			restart := crashed
+			if tc.stopThird {
+				restart = append(restart, 3)
+			}
+			for _, id := range restart {
+				b := c.Broker(id)
+				r := &rep.Replicas[indexOf(c, id)]
+				before := r.LogEndOffset
+				if err := c.Restart(id); err != nil {
+					t.Fatal(err)
+				}
+				if r.TruncateTo == nil || *r.TruncateTo != b.LEO() {
+					t.Errorf("broker %d: diff says truncate to %v, replicate truncated %d -> %d", id, r.TruncateTo, before, b.LEO())
+				}
+				if r.LostRecords != before-b.LEO() {
+					t.Errorf("broker %d: diff says %d records lost, replicate removed %d", id, r.LostRecords, before-b.LEO())
+				}
+			}
+			if tc.wantDiverged && rep.DivergentOffset == nil {
+				t.Errorf("no divergent offset")
+			}
+			if tc.stopThird {
+				r := rep.Replicas[2]
+				if !r.Behind || r.Diverged {
+					t.Errorf("stopped follower: behind %v diverged %v, want behind only", r.Behind, r.Diverged)
+				}
+			}
+		})
+	}
+}
+
+func indexOf(c *replicate.Cluster, id int32) int {
+	for i, b := range c.Brokers() {
+		if b.ID == id {
+			return i
+		}
+	}
+	return -1
+}
