@@ -1,0 +1,503 @@
+// Package redact writes a copy of a partition directory that is safe to
+// share: record keys, values and header values are replaced, while offsets,
+// timestamps, batch boundaries, codecs, producer ids/epochs/sequences,
+// control records, transaction markers and leader epochs stay as they are.
+// CRCs are recomputed and the offset and time indexes rebuilt (with the
+// broker's index.interval.bytes rule, LogSegment.append), so the copy
+// verifies clean — except that a batch whose CRC was wrong in the source
+// keeps its stored CRC, so it stays wrong in the copy and the damage shows.
+// Bytes that cannot be decoded (a batch that fails to decode, bytes after
+// the last whole batch) keep their framing header and are zeroed after it.
+//
+// It reads one batch at a time: memory does not grow with the partition.
+package redact
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+)
+
+// Mode says how keys, values and header values are replaced.
+type Mode int
+
+const (
+	// Hash replaces bytes with a keyed SHA-256 (HMAC) stream truncated to
+	// the original length: equal inputs stay equal, nothing else leaks.
+	Hash Mode = iota
+	// Zero replaces bytes with zeros of the same length.
+	Zero
+	// Drop makes keys, values and header values null.
+	Drop
+)
+
+// ParseMode reads "hash", "zero" or "drop".
+func ParseMode(s string) (Mode, bool) {
+	switch s {
+	case "hash":
+		return Hash, true
+	case "zero":
+		return Zero, true
+	case "drop":
+		return Drop, true
+	}
+	return 0, false
+}
+
+// Options configure Partition.
+type Options struct {
+	Mode Mode
+	// HashKey keys the hash mode; nil draws a random key, so hashes are
+	// comparable within one copy only.
+	HashKey []byte
+	// RedactHeaderKeys replaces header keys too (hash or zero; drop
+	// makes them empty).
+	RedactHeaderKeys bool
+	// IndexIntervalBytes is index.interval.bytes for the rebuilt indexes
+	// (0: Kafka's default 4096).
+	IndexIntervalBytes int
+	MaxBatchBytes      int
+}
+
+// Result counts what Partition did.
+type Result struct {
+	Segments int
+	Batches  int64
+	Records  int64
+	// CorruptBatches kept their wrong CRC; ZeroedBatches could not be
+	// decoded and had their records zeroed; TrailingBytes were zeroed
+	// after their header.
+	CorruptBatches int64
+	ZeroedBatches  int64
+	TrailingBytes  int64
+	BytesIn        int64
+	BytesOut       int64
+	// Copied are the other files copied unchanged.
+	Copied []string
+}
+
+// redactor carries the reusable state of one copy.
+type redactor struct {
+	opts  Options
+	mac   hash.Hash
+	rr    format.RecordReader
+	comp  format.Compressor
+	recs  []format.Record
+	arena []byte
+	out   []byte
+	ctr   [1]byte
+	res   *Result
+}
+
+// Partition copies the partition directory src to dst, which must not exist
+// or be empty. Log segments (and .log.deleted/.cleaned/.swap files and KRaft
+// .checkpoint snapshots, which hold batches too) are redacted; their
+// .index and .timeindex are rebuilt; every other file is copied unchanged.
+func Partition(src, dst string, opts Options) (*Result, error) {
+	if opts.IndexIntervalBytes <= 0 {
+		opts.IndexIntervalBytes = 4096
+	}
+	if opts.Mode == Hash && opts.HashKey == nil {
+		opts.HashKey = make([]byte, 32)
+		if _, err := rand.Read(opts.HashKey); err != nil {
+			return nil, err
+		}
+	}
+	if des, err := os.ReadDir(dst); err == nil && len(des) > 0 {
+		return nil, errors.New(dst + ": output directory exists and is not empty")
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(src)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	r := &redactor{opts: opts, res: res, mac: newMAC(opts.HashKey)}
+	for _, de := range des {
+		if de.IsDir() {
+			continue
+		}
+		name := de.Name()
+		in := filepath.Join(src, name)
+		_, suffix, ok := partition.ParseFileName(name)
+		switch {
+		case ok && (suffix == partition.LogSuffix || strings.HasPrefix(suffix, partition.LogSuffix+".")):
+			idxSuffix := strings.TrimPrefix(suffix, partition.LogSuffix)
+			base := strings.TrimSuffix(name, suffix)
+			if err := r.segment(in, filepath.Join(dst, name), filepath.Join(dst, base+partition.IndexSuffix+idxSuffix),
+				filepath.Join(dst, base+partition.TimeIndexSuffix+idxSuffix), baseOf(name)); err != nil {
+				return res, err
+			}
+			res.Segments++
+		case strings.HasSuffix(name, ".checkpoint") && name != partition.LeaderEpochCheckpoint:
+			if err := r.segment(in, filepath.Join(dst, name), "", "", 0); err != nil {
+				return res, err
+			}
+		case ok && (strings.HasPrefix(suffix, partition.IndexSuffix) || strings.HasPrefix(suffix, partition.TimeIndexSuffix)):
+			// Rebuilt with their log.
+		default:
+			if err := copyFile(in, filepath.Join(dst, name)); err != nil {
+				return res, err
+			}
+			res.Copied = append(res.Copied, name)
+		}
+	}
+	return res, nil
+}
+
+func baseOf(name string) int64 {
+	off, _, _ := partition.ParseFileName(name)
+	return off
+}
+
+// indexer rebuilds a segment's offset and time index as the broker appends
+// (LogSegment.append): an entry for a batch when more than interval bytes
+// were written since the last entry, and the largest timestamp so far
+// appended at the end, as a roll or close does.
+type indexer struct {
+	base            int64
+	interval        int64
+	since           int64
+	maxTs, maxTsOff int64
+	lastTs          int64
+	idx, tidx       *bufio.Writer
+	scratch         [12]byte
+	hasTime         bool
+}
+
+func (x *indexer) add(pos int64, size int64, lastOffset, maxTs int64) error {
+	if maxTs > x.maxTs {
+		x.maxTs, x.maxTsOff = maxTs, lastOffset
+	}
+	if x.since > x.interval {
+		binary.BigEndian.PutUint32(x.scratch[:], uint32(lastOffset-x.base))
+		binary.BigEndian.PutUint32(x.scratch[4:], uint32(pos))
+		if _, err := x.idx.Write(x.scratch[:8]); err != nil {
+			return err
+		}
+		if err := x.timeEntry(); err != nil {
+			return err
+		}
+		x.since = 0
+	}
+	x.since += size
+	return nil
+}
+
+// timeEntry is TimeIndex.maybeAppend: only a larger timestamp is written.
+func (x *indexer) timeEntry() error {
+	if x.maxTs <= x.lastTs {
+		return nil
+	}
+	binary.BigEndian.PutUint64(x.scratch[:], uint64(x.maxTs))
+	binary.BigEndian.PutUint32(x.scratch[8:], uint32(x.maxTsOff-x.base))
+	x.lastTs = x.maxTs
+	_, err := x.tidx.Write(x.scratch[:12])
+	return err
+}
+
+// segment redacts one log file and writes its indexes (when idxPath is set).
+func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err error) {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	r.res.BytesIn += st.Size()
+	of, err := create(out)
+	if err != nil {
+		return err
+	}
+	defer closeErr(of, &err)
+	w := bufio.NewWriterSize(of, 256<<10)
+	var x *indexer
+	if idxPath != "" {
+		xf, err := create(idxPath)
+		if err != nil {
+			return err
+		}
+		defer closeErr(xf, &err)
+		tf, err := create(tidxPath)
+		if err != nil {
+			return err
+		}
+		defer closeErr(tf, &err)
+		x = &indexer{base: base, interval: int64(r.opts.IndexIntervalBytes), maxTs: -1, lastTs: -1,
+			idx: bufio.NewWriter(xf), tidx: bufio.NewWriter(tf)}
+	}
+	sc := format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: r.opts.MaxBatchBytes})
+	var pos int64
+	for {
+		start := sc.Pos()
+		b, serr := sc.Next()
+		if serr != nil && sc.Done() {
+			break
+		}
+		var batch []byte
+		var lastOffset, maxTs int64
+		if serr != nil {
+			// A batch the scanner could not parse: keep its framing,
+			// zero the rest.
+			n := sc.Pos() - start
+			batch, err = r.zeroed(f, start, n, format.LogOverhead+5)
+			if err != nil {
+				return err
+			}
+			r.res.ZeroedBatches++
+			lastOffset, maxTs = -1, -1
+		} else {
+			batch, err = r.batch(b)
+			if err != nil {
+				return err
+			}
+			lastOffset, maxTs = b.LastOffset(), b.MaxTimestamp
+			if b.Magic == format.MagicV0 {
+				maxTs = -1
+			}
+		}
+		r.res.Batches++
+		if _, err := w.Write(batch); err != nil {
+			return err
+		}
+		if x != nil && lastOffset >= base {
+			if err := x.add(pos, int64(len(batch)), lastOffset, maxTs); err != nil {
+				return err
+			}
+		}
+		pos += int64(len(batch))
+	}
+	if t := sc.Tail(); t.Kind != format.TailNone && t.Bytes > 0 {
+		tail, err := r.zeroed(f, t.Pos, st.Size()-t.Pos, format.BatchHeaderSize)
+		if err != nil {
+			return err
+		}
+		r.res.TrailingBytes += int64(len(tail))
+		if _, err := w.Write(tail); err != nil {
+			return err
+		}
+		pos += int64(len(tail))
+	}
+	r.res.BytesOut += pos
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if x != nil {
+		if err := x.timeEntry(); err != nil {
+			return err
+		}
+		if err := x.idx.Flush(); err != nil {
+			return err
+		}
+		if err := x.tidx.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// zeroed reads n bytes at pos and zeroes everything after the first keep
+// bytes (the framing: offset, size and what follows up to the records).
+func (r *redactor) zeroed(f *os.File, pos, n int64, keep int) ([]byte, error) {
+	if n > int64(r.opts.maxBatch()) {
+		n = int64(r.opts.maxBatch())
+	}
+	r.out = grow(r.out, int(n))
+	buf := r.out[:n]
+	if _, err := f.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	for i := keep; i < len(buf); i++ {
+		buf[i] = 0
+	}
+	return buf, nil
+}
+
+func (o Options) maxBatch() int {
+	if o.MaxBatchBytes > 0 {
+		return o.MaxBatchBytes
+	}
+	return format.DefaultMaxBatchBytes
+}
+
+// batch returns the redacted bytes of one batch.
+func (r *redactor) batch(b *format.Batch) ([]byte, error) {
+	valid := b.Valid()
+	if !valid {
+		r.res.CorruptBatches++
+	}
+	if b.IsControl() && valid {
+		// Markers and KRaft control records hold no user data.
+		r.out = append(r.out[:0], b.Raw...)
+		return r.out, nil
+	}
+	r.recs = r.recs[:0]
+	r.arena = r.arena[:0]
+	if err := r.rr.Reset(b); err != nil {
+		return r.undecodable(b), nil
+	}
+	// Records alias the reader's buffers until the next call: replace
+	// their bytes at once (into the arena; earlier slices stay valid if
+	// it moves).
+	for {
+		var rec format.Record
+		err := r.rr.Next(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return r.undecodable(b), nil
+		}
+		rec.Key = r.replace(rec.Key)
+		rec.Value = r.replace(rec.Value)
+		if len(rec.Headers) > 0 {
+			hs := make([]format.Header, len(rec.Headers))
+			for j, h := range rec.Headers {
+				hs[j].Value = r.replace(h.Value)
+				if r.opts.RedactHeaderKeys {
+					hs[j].Key = r.replace(h.Key)
+					if hs[j].Key == nil {
+						hs[j].Key = []byte{}
+					}
+				} else {
+					start := len(r.arena)
+					r.arena = append(r.arena, h.Key...)
+					hs[j].Key = r.arena[start:len(r.arena):len(r.arena)]
+				}
+			}
+			rec.Headers = hs
+		}
+		r.recs = append(r.recs, rec)
+	}
+	var out []byte
+	var err error
+	if b.IsV2() {
+		h := *b
+		out, err = r.comp.AppendBatch(r.out[:0], &h, r.recs)
+		if err == nil && int32(len(r.recs)) != b.RecordCount {
+			err = errors.New("record count changed")
+		}
+		if err == nil && !valid {
+			copy(out[17:21], b.Raw[17:21]) // keep the wrong CRC
+		}
+	} else {
+		spec := format.LegacySpec{Magic: b.Magic, Compression: b.Compression(), TimestampType: b.TimestampType(), LogAppendTime: b.MaxTimestamp}
+		out, err = r.comp.AppendLegacy(r.out[:0], spec, r.recs)
+		if err == nil && format.EntrySize(out) != len(out) {
+			err = errors.New("legacy entry count changed")
+		}
+		if err == nil && !valid {
+			copy(out[12:16], b.Raw[12:16])
+		}
+	}
+	if err != nil {
+		return r.undecodable(b), nil
+	}
+	r.out = out
+	r.res.Records += int64(len(r.recs))
+	return out, nil
+}
+
+// undecodable keeps a batch's header and zeroes its records.
+func (r *redactor) undecodable(b *format.Batch) []byte {
+	r.res.ZeroedBatches++
+	keep := format.BatchHeaderSize
+	if !b.IsV2() {
+		keep = format.LogOverhead + 5
+	}
+	r.out = append(r.out[:0], b.Raw...)
+	for i := min(keep, len(r.out)); i < len(r.out); i++ {
+		r.out[i] = 0
+	}
+	// A batch whose CRC was right stays right: its damage is in the
+	// records (which are now zeros), not in the checksum.
+	if b.Valid() {
+		if b.IsV2() && len(r.out) >= format.BatchHeaderSize {
+			binary.BigEndian.PutUint32(r.out[17:], format.ChecksumC(r.out[21:]))
+		} else if !b.IsV2() && len(r.out) > 16 {
+			binary.BigEndian.PutUint32(r.out[12:], format.ChecksumIEEE(r.out[16:]))
+		}
+	}
+	return r.out
+}
+
+// replace returns the redacted form of v (nil stays nil), in the arena.
+func (r *redactor) replace(v []byte) []byte {
+	if v == nil {
+		return nil
+	}
+	switch r.opts.Mode {
+	case Drop:
+		return nil
+	case Zero:
+		start := len(r.arena)
+		for range v {
+			r.arena = append(r.arena, 0)
+		}
+		return r.arena[start:len(r.arena):len(r.arena)]
+	}
+	start := len(r.arena)
+	for i := 0; len(r.arena)-start < len(v); i++ {
+		r.mac.Reset()
+		r.ctr[0] = byte(i)
+		r.mac.Write(r.ctr[:])
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(i>>8))
+		r.mac.Write(n[:])
+		r.mac.Write(v)
+		r.arena = r.mac.Sum(r.arena)
+	}
+	r.arena = r.arena[:start+len(v)]
+	return r.arena[start:len(r.arena):len(r.arena)]
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// create makes a new file; it never overwrites one.
+func create(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+}
+
+func closeErr(f *os.File, err *error) {
+	if cerr := f.Close(); *err == nil {
+		*err = cerr
+	}
+}
+
+func copyFile(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := create(dst)
+	if err != nil {
+		return err
+	}
+	defer closeErr(out, &err)
+	_, err = io.Copy(out, in)
+	return err
+}
+
+func newMAC(key []byte) hash.Hash { return hmac.New(sha256.New, key) }
