@@ -68,23 +68,49 @@ type Options struct {
 	// (0: Kafka's default 4096).
 	IndexIntervalBytes int
 	MaxBatchBytes      int
+	// CopyUnknown copies files that are not Kafka's (unchecked: they may
+	// hold payloads) instead of leaving them out.
+	CopyUnknown bool
 }
 
 // Result counts what Partition did.
 type Result struct {
-	Segments int
-	Batches  int64
-	Records  int64
+	Type     string `json:"type"` // "redact"
+	Source   string `json:"source"`
+	Output   string `json:"output"`
+	Mode     string `json:"mode"`
+	Segments int    `json:"segments"`
+	Batches  int64  `json:"batches"`
+	Records  int64  `json:"records"`
 	// CorruptBatches kept their wrong CRC; ZeroedBatches could not be
-	// decoded and had their records zeroed; TrailingBytes were zeroed
-	// after their header.
-	CorruptBatches int64
-	ZeroedBatches  int64
-	TrailingBytes  int64
-	BytesIn        int64
-	BytesOut       int64
-	// Copied are the other files copied unchanged.
-	Copied []string
+	// decoded and had their records zeroed; TrailingBytes (after the last
+	// whole batch) were zeroed after their first 61 bytes.
+	CorruptBatches int64 `json:"corruptBatches"`
+	ZeroedBatches  int64 `json:"zeroedBatches"`
+	TrailingBytes  int64 `json:"trailingBytes"`
+	BytesIn        int64 `json:"bytesIn"`
+	BytesOut       int64 `json:"bytesOut"`
+	// Copied are the other files, copied unchanged (producer snapshots,
+	// transaction indexes, checkpoints, partition.metadata; unknown files
+	// too with CopyUnknown). Skipped are unknown files left out.
+	Copied  []string `json:"copied"`
+	Skipped []string `json:"skipped"`
+}
+
+// Damaged reports whether the source's damage was carried into the copy.
+func (r *Result) Damaged() bool {
+	return r.CorruptBatches > 0 || r.ZeroedBatches > 0 || r.TrailingBytes > 0
+}
+
+// String names a mode.
+func (m Mode) String() string {
+	switch m {
+	case Zero:
+		return "zero"
+	case Drop:
+		return "drop"
+	}
+	return "hash"
 }
 
 // redactor carries the reusable state of one copy.
@@ -124,7 +150,7 @@ func Partition(src, dst string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{}
+	res := &Result{Type: "redact", Source: src, Output: dst, Mode: opts.Mode.String(), Copied: []string{}, Skipped: []string{}}
 	r := &redactor{opts: opts, res: res, mac: newMAC(opts.HashKey)}
 	for _, de := range des {
 		if de.IsDir() {
@@ -132,23 +158,29 @@ func Partition(src, dst string, opts Options) (*Result, error) {
 		}
 		name := de.Name()
 		in := filepath.Join(src, name)
-		_, suffix, ok := partition.ParseFileName(name)
-		switch {
-		case ok && (suffix == partition.LogSuffix || strings.HasPrefix(suffix, partition.LogSuffix+".")):
-			idxSuffix := strings.TrimPrefix(suffix, partition.LogSuffix)
-			base := strings.TrimSuffix(name, suffix)
-			if err := r.segment(in, filepath.Join(dst, name), filepath.Join(dst, base+partition.IndexSuffix+idxSuffix),
-				filepath.Join(dst, base+partition.TimeIndexSuffix+idxSuffix), baseOf(name)); err != nil {
+		switch kind, base, variant := classify(name); kind {
+		case fileLog:
+			if err := r.segment(in, filepath.Join(dst, name), filepath.Join(dst, base+partition.IndexSuffix+variant),
+				filepath.Join(dst, base+partition.TimeIndexSuffix+variant), baseOf(name)); err != nil {
 				return res, err
 			}
 			res.Segments++
-		case strings.HasSuffix(name, ".checkpoint") && name != partition.LeaderEpochCheckpoint:
+		case fileSnapshotLog:
 			if err := r.segment(in, filepath.Join(dst, name), "", "", 0); err != nil {
 				return res, err
 			}
-		case ok && (strings.HasPrefix(suffix, partition.IndexSuffix) || strings.HasPrefix(suffix, partition.TimeIndexSuffix)):
-			// Rebuilt with their log.
+		case fileIndex:
+			// Rebuilt with its log.
+		case fileMeta:
+			if err := copyFile(in, filepath.Join(dst, name)); err != nil {
+				return res, err
+			}
+			res.Copied = append(res.Copied, name)
 		default:
+			if !opts.CopyUnknown {
+				res.Skipped = append(res.Skipped, name)
+				continue
+			}
 			if err := copyFile(in, filepath.Join(dst, name)); err != nil {
 				return res, err
 			}
@@ -156,6 +188,47 @@ func Partition(src, dst string, opts Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+type fileKind int
+
+const (
+	fileUnknown     fileKind = iota
+	fileLog                  // a segment's .log (or its .deleted/.cleaned/.swap form)
+	fileSnapshotLog          // a KRaft snapshot (.checkpoint): batches, no index
+	fileIndex                // .index/.timeindex: rebuilt
+	fileMeta                 // Kafka files without payloads: copied
+)
+
+// classify names a file of a partition directory; base and variant are a
+// log's name stem and its extra suffix ("" or ".deleted", ".cleaned",
+// ".swap").
+func classify(name string) (kind fileKind, base, variant string) {
+	switch name {
+	case partition.LeaderEpochCheckpoint, partition.PartitionMetadata:
+		return fileMeta, "", ""
+	}
+	if strings.HasSuffix(name, ".checkpoint") || strings.HasSuffix(name, ".checkpoint.part") || strings.HasSuffix(name, ".checkpoint.deleted") {
+		if i := strings.IndexByte(name, '-'); i == 20 {
+			return fileSnapshotLog, "", ""
+		}
+	}
+	_, suffix, ok := partition.ParseFileName(name)
+	if !ok {
+		return fileUnknown, "", ""
+	}
+	stem := strings.TrimSuffix(name, suffix)
+	for _, v := range []string{"", ".deleted", ".cleaned", ".swap"} {
+		switch suffix {
+		case partition.LogSuffix + v:
+			return fileLog, stem, v
+		case partition.IndexSuffix + v, partition.TimeIndexSuffix + v:
+			return fileIndex, stem, v
+		case partition.TxnIndexSuffix + v, partition.SnapshotSuffix + v:
+			return fileMeta, stem, v
+		}
+	}
+	return fileUnknown, "", ""
 }
 
 func baseOf(name string) int64 {

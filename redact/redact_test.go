@@ -78,10 +78,10 @@ func each(t *testing.T, dir string, fn func(*format.Batch, *format.Record)) {
 
 type batchHead struct {
 	base, last, maxTs, baseTs, pid int64
-	epoch, count, seq            int32
-	attrs, pepoch                int16
-	magic                        int8
-	valid                        bool
+	epoch, count, seq              int32
+	attrs, pepoch                  int16
+	magic                          int8
+	valid                          bool
 }
 
 func heads(t *testing.T, dir string) []batchHead {
@@ -272,5 +272,82 @@ func TestHashKeepsEquality(t *testing.T) {
 	c := r.replace([]byte("another value"))
 	if !bytes.Equal(a, b) || bytes.Equal(a[:13], c) || len(a) != 53 || len(c) != 13 {
 		t.Fatalf("a %x b %x c %x", a, b, c)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		name          string
+		kind          fileKind
+		base, variant string
+	}{
+		{"00000000000000000000.log", fileLog, "00000000000000000000", ""},
+		{"00000000000000000042.log.deleted", fileLog, "00000000000000000042", ".deleted"},
+		{"00000000000000000042.log.swap", fileLog, "00000000000000000042", ".swap"},
+		{"00000000000000000042.index", fileIndex, "00000000000000000042", ""},
+		{"00000000000000000042.timeindex.cleaned", fileIndex, "00000000000000000042", ".cleaned"},
+		{"00000000000000000042.txnindex", fileMeta, "00000000000000000042", ""},
+		{"00000000000000000042.snapshot", fileMeta, "00000000000000000042", ""},
+		{"leader-epoch-checkpoint", fileMeta, "", ""},
+		{"partition.metadata", fileMeta, "", ""},
+		{"00000000000000000100-0000000003.checkpoint", fileSnapshotLog, "", ""},
+		{"00000000000000000000.log.data.txt", fileUnknown, "", ""},
+		{"notes.txt", fileUnknown, "", ""},
+	}
+	for _, c := range cases {
+		k, b, v := classify(c.name)
+		if k != c.kind || b != c.base || v != c.variant {
+			t.Errorf("%s: (%d, %q, %q), want (%d, %q, %q)", c.name, k, b, v, c.kind, c.base, c.variant)
+		}
+	}
+}
+
+// TestRedactOtherFiles: a .log.deleted is redacted (with its indexes
+// rebuilt under the same suffix), unknown files are left out unless
+// CopyUnknown, Kafka's metadata files are copied byte for byte.
+func TestRedactOtherFiles(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "orders-0")
+	producedPartition(t, src, 200)
+	logs, _ := filepath.Glob(filepath.Join(src, "*.log"))
+	data, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "00000000000000999999.log.deleted"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "notes.txt"), []byte("secret notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secs := secrets(t, src)
+	for _, copyUnknown := range []bool{false, true} {
+		dst := filepath.Join(t.TempDir(), "out")
+		res, err := Partition(src, dst, Options{Mode: Zero, CopyUnknown: copyUnknown})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleted, err := os.ReadFile(filepath.Join(dst, "00000000000000999999.log.deleted"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secs {
+			if bytes.Contains(deleted, s) {
+				t.Fatalf(".log.deleted holds %q", s)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dst, "00000000000000999999.index.deleted")); err != nil {
+			t.Error("no rebuilt .index.deleted:", err)
+		}
+		_, err = os.Stat(filepath.Join(dst, "notes.txt"))
+		if copyUnknown != (err == nil) {
+			t.Errorf("copyUnknown %v: notes.txt present %v (skipped %v)", copyUnknown, err == nil, res.Skipped)
+		}
+		for _, name := range res.Copied {
+			a, _ := os.ReadFile(filepath.Join(src, name))
+			b, _ := os.ReadFile(filepath.Join(dst, name))
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s changed", name)
+			}
+		}
 	}
 }
