@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
@@ -20,6 +22,8 @@ import (
 var (
 	viewsJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "write JSON, one object per line (per segment, or per result), instead of tables"}
 	statsTopFlag      = &cli.IntFlag{Name: "top", Value: 10, Usage: "producers shown in the table, by batches (0: all); --json lists all"}
+	statsWhatIfFlag   = &cli.StringFlag{Name: "what-if", Usage: "also recompress every v2 batch's records with these `CODECS` (e.g. zstd,lz4,gzip,snappy,none) at Kafka's default levels: stored bytes, ratio against today, CPU per MiB"}
+	statsSampleFlag   = &cli.Float64Flag{Name: "sample", Value: 1, Usage: "with --what-if: recompress this `FRACTION` of the batches (0 < f <= 1; deterministic)"}
 	findOffsetFlag    = &cli.Int64Flag{Name: "offset", Usage: "find the record with this offset (or the next one present)"}
 	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, or RFC 3339 such as 2023-11-14T22:13:20Z)"}
 	findMaxDataFlag   = &cli.IntFlag{Name: "max-data-bytes", Value: 512, Usage: "cut keys and values longer than this in the table (0: no limit); --json prints them whole"}
@@ -70,10 +74,20 @@ transactionalRecords, transactionalBatchShare, transactionalRecordShare,
 hours ([{hour, hourMs, batches, bytes}]), noTimestampBatches,
 noTimestampBytes, otherHoursBatches, otherHoursBytes, problems, problemCount.
 
+--what-if CODECS recompresses the records of every v2 batch (or a --sample
+fraction of them, chosen deterministically) with each codec at Kafka's
+default levels and reports stored bytes, the ratio against today and
+compression/decompression CPU time per MiB of records (KIP-640's question).
+It prints a table after the stats, or with --json a second object: type
+("whatif"), files, sample, batches, sampledBatches, legacyBatches,
+undecodableBatches, todayBytes, recordBytes, todayCodecs, codecs
+([{codec, storedBytes, ratio, savedBytes, compressMsPerMiB,
+decompressMsPerMiB, errors}]).
+
 Exit status: 0 clean; 1 data problems were met (unreadable batches,
 undecompressable records, bytes after the last batch); 2 usage or I/O
 trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, statsTopFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, statsTopFlag, statsWhatIfFlag, statsSampleFlag, maxBatchFlag},
 	Action: runStats,
 }
 
@@ -179,18 +193,50 @@ func runStats(c *cli.Context) error {
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
+	var codecs []format.Compression
+	if c.IsSet(statsWhatIfFlag.Name) {
+		var err error
+		if codecs, err = inspect.ParseWhatIfCodecs(c.String(statsWhatIfFlag.Name)); err != nil {
+			return usageError("stats: --what-if: %v", err)
+		}
+	}
+	if s := c.Float64(statsSampleFlag.Name); s <= 0 || s > 1 {
+		return usageError("stats: --sample must be in (0, 1], got %v", s)
+	} else if c.IsSet(statsSampleFlag.Name) && codecs == nil {
+		return usageError("stats: --sample needs --what-if")
+	}
 	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
 	if err != nil {
 		return viewError("stats", err)
+	}
+	var whatIf *inspect.WhatIfReport
+	if codecs != nil {
+		files, err := dump.StatsFiles(args)
+		if err != nil {
+			return viewError("stats", err)
+		}
+		whatIf, err = inspect.WhatIf(c.Context, files, inspect.WhatIfOptions{Codecs: codecs, Sample: c.Float64(statsSampleFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+		if err != nil {
+			return viewError("stats", err)
+		}
 	}
 	if rep.Files == 0 {
 		return usageError("stats: no segment found in %s", strings.Join(args, ", "))
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
 		if c.Bool(viewsJSONFlag.Name) {
-			return dump.WriteStatsJSON(w, rep)
+			if err := dump.WriteStatsJSON(w, rep); err != nil || whatIf == nil {
+				return err
+			}
+			return inspect.WriteWhatIfJSON(w, whatIf)
 		}
-		return dump.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name))
+		if err := dump.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name)); err != nil || whatIf == nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		return inspect.WriteWhatIfTable(w, whatIf)
 	}); err != nil {
 		return viewError("stats", err)
 	}
