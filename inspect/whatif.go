@@ -241,4 +241,3 @@ func WriteWhatIfTable(w io.Writer, rep *WhatIfReport) error {
 	}
 	return writeTable(w, []string{"codec", "stored bytes", "vs today", "saved bytes", "compress ms per MiB", "decompress ms per MiB"}, rows)
 }
-
