@@ -42,3 +42,5 @@ func i64(v int64) string { return strconv.FormatInt(v, 10) }
 func msTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
+
+func timeMs(ms int64) time.Time { return time.UnixMilli(ms) }

@@ -125,9 +125,12 @@ type RetentionSegment struct {
 	// retention for this and every later segment (KAFKA-20609).
 	FutureTimestamp bool `json:"futureTimestamp"`
 	// HeldBy names why a segment that is not deletable now stays:
-	// "high-watermark", "future-timestamp" (an earlier or this segment's
-	// timestamp is in the future), "earlier-segment", "not-expired",
-	// "retention.bytes", "empty-active-segment", "policy", or "".
+	// "empty-active-segment", "high-watermark" (it is not below it),
+	// "policy" (cleanup.policy has no delete), "future-timestamp" (its or
+	// an earlier segment's timestamp is in the future), "earlier-segment"
+	// (expired, but an earlier one stays), "not-expired", "no-limit"
+	// (retention.ms and retention.bytes are both unlimited); "" when
+	// deletable.
 	HeldBy string `json:"heldBy"`
 }
 
@@ -413,18 +416,20 @@ func decideRetention(rep *RetentionReport, opts RetentionOptions) {
 		}
 		expired := cfg.RetentionMs >= 0 && s.LargestTimestamp <= opts.Now && opts.Now-s.LargestTimestamp > cfg.RetentionMs
 		switch {
-		case !del && !s.Active:
-			s.HeldBy = "policy"
 		case s.Active && s.SizeBytes == 0:
 			s.HeldBy = "empty-active-segment"
 		case hw < s.NextOffset:
 			s.HeldBy = "high-watermark"
+		case !del:
+			s.HeldBy = "policy"
 		case future && cfg.RetentionMs >= 0:
 			s.HeldBy = "future-timestamp"
 		case expired && i > live:
 			s.HeldBy = "earlier-segment"
 		case cfg.RetentionMs >= 0 || cfg.RetentionBytes >= 0:
 			s.HeldBy = "not-expired"
+		default:
+			s.HeldBy = "no-limit"
 		}
 	}
 }
