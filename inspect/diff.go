@@ -35,6 +35,7 @@ type DiffOptions struct {
 
 // DiffBatch is one batch not held identically by every replica.
 type DiffBatch struct {
+	Type          string `json:"type"` // "batch"
 	BaseOffset    int64  `json:"baseOffset"`
 	LastOffset    int64  `json:"lastOffset"`
 	Epoch         int32  `json:"partitionLeaderEpoch"`
@@ -47,12 +48,14 @@ type DiffBatch struct {
 
 // DiffEpoch is one leader-epoch history entry.
 type DiffEpoch struct {
-	Epoch       int32 `json:"epoch"`
-	StartOffset int64 `json:"startOffset"`
+	Type        string `json:"type"` // "epoch"
+	Epoch       int32  `json:"epoch"`
+	StartOffset int64  `json:"startOffset"`
 }
 
 // DiffReplica is one replica's side.
 type DiffReplica struct {
+	Type           string `json:"type"` // "replica"
 	Dir            string `json:"dir"`
 	LogStartOffset int64  `json:"logStartOffset"`
 	LogEndOffset   int64  `json:"logEndOffset"`
@@ -205,7 +208,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 		parts[i] = d
 		logs[i] = newDiffLog(d, opts.MaxBatchBytes)
 		r := &rep.Replicas[i]
-		*r = DiffReplica{Dir: dir, LogStartOffset: -1, LogEndOffset: -1, LatestEpoch: -1, agreed: -1, hw: -1,
+		*r = DiffReplica{Type: "replica", Dir: dir, LogStartOffset: -1, LogEndOffset: -1, LatestEpoch: -1, agreed: -1, hw: -1,
 			ExtraBatches: []DiffBatch{}, ExtraProducerIDs: []int64{}, Problems: []string{}, Epochs: []DiffEpoch{}}
 		if hw, ok := logDirCheckpoint(d, partition.ReplicationCheckpoint); ok {
 			r.hw = hw
@@ -394,7 +397,7 @@ func (r *DiffReplica) extra(b *format.Batch, max int) {
 	if !b.IsV2() {
 		count = 1
 	}
-	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(), Epoch: b.PartitionLeaderEpoch,
+	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{Type: "batch", BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(), Epoch: b.PartitionLeaderEpoch,
 		ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, Records: count, Bytes: b.Size(), CRC: b.CRC})
 }
 
@@ -419,7 +422,7 @@ func (r *DiffReplica) extrasHeldByLeader(L *DiffReplica) bool {
 func epochsOf(es []format.EpochEntry) []DiffEpoch {
 	out := make([]DiffEpoch, len(es))
 	for i, e := range es {
-		out[i] = DiffEpoch{Epoch: e.Epoch, StartOffset: e.StartOffset}
+		out[i] = DiffEpoch{Type: "epoch", Epoch: e.Epoch, StartOffset: e.StartOffset}
 	}
 	return out
 }

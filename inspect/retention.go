@@ -136,7 +136,8 @@ type RetentionSegment struct {
 
 // RetentionCompaction is the log cleaner's view of a compacted topic.
 type RetentionCompaction struct {
-	FirstDirtyOffset int64 `json:"firstDirtyOffset"`
+	Type             string `json:"type"` // "compaction"
+	FirstDirtyOffset int64  `json:"firstDirtyOffset"`
 	// FirstUncleanableOffset is the base offset of the first segment the
 	// cleaner may not touch (the active segment, the one holding the
 	// high watermark, or the first within min.compaction.lag.ms).
@@ -469,7 +470,7 @@ func retentionCompaction(rep *RetentionReport, opts RetentionOptions, checkpoint
 			break
 		}
 	}
-	c := &RetentionCompaction{FirstDirtyOffset: first, FirstUncleanableOffset: firstUnclean,
+	c := &RetentionCompaction{Type: "compaction", FirstDirtyOffset: first, FirstUncleanableOffset: firstUnclean,
 		MinCleanableDirtyRatio: opts.Config.MinCleanableDirtyRatio}
 	from := min(first, firstUnclean)
 	for _, s := range segs {

@@ -33,6 +33,7 @@ type WhatIfOptions struct {
 
 // WhatIfCodec is one codec's answer over the sampled batches.
 type WhatIfCodec struct {
+	Type  string `json:"type"` // "codec"
 	Codec string `json:"codec"`
 	// StoredBytes is what the sampled batches would take on disk (61-byte
 	// headers and compressed records); Ratio is StoredBytes over what they
@@ -204,7 +205,7 @@ func WhatIf(ctx context.Context, files []string, opts WhatIfOptions) (*WhatIfRep
 	mib := float64(rep.RecordBytes) / (1 << 20)
 	for i, c := range opts.Codecs {
 		a := accs[i]
-		wc := WhatIfCodec{Codec: c.String(), StoredBytes: a.stored, SavedBytes: rep.TodayBytes - a.stored, Errors: a.errors}
+		wc := WhatIfCodec{Type: "codec", Codec: c.String(), StoredBytes: a.stored, SavedBytes: rep.TodayBytes - a.stored, Errors: a.errors}
 		if rep.TodayBytes > 0 {
 			wc.Ratio = float64(a.stored) / float64(rep.TodayBytes)
 		}
