@@ -117,75 +117,168 @@ type DiffReport struct {
 	Replicas       []DiffReplica `json:"replicas"`
 }
 
-// diffLog walks a replica's batches across its segments in offset order.
+// diffHead is what Diff keeps of a batch: its header fields.
+type diffHead struct {
+	base, last, pid int64
+	size            int64
+	crc             uint32
+	epoch, count    int32
+	pepoch          int16
+	magic           int8
+}
+
+func (h *diffHead) v2() bool { return h.magic >= format.MagicV2 }
+
+func headOf(b *format.Batch) diffHead {
+	return diffHead{base: b.BaseOffset, last: b.LastOffset(), pid: b.ProducerID, size: b.Size(), crc: b.CRC,
+		epoch: b.PartitionLeaderEpoch, count: b.RecordCount, pepoch: b.ProducerEpoch, magic: b.Magic}
+}
+
+// diffChunk is how many batch heads a reader hands over at once.
+const diffChunk = 4096
+
+// diffHeadersOnlyAbove is the average batch size from which reading only
+// the headers (two small positioned reads a batch) beats reading whole
+// batches through the read-ahead window.
+const diffHeadersOnlyAbove = 8 << 10
+
+// diffLog reads a replica's batches across its segments in offset order on
+// its own goroutine, so replicas are read in parallel; the consumer gets
+// their heads in chunks.
 type diffLog struct {
-	segs []partition.Segment
-	seg  int
-	f    *os.File
-	sc   *format.Scanner
-	max  int
-	err  error
+	ch    chan []diffHead
+	free  chan []diffHead
+	done  chan struct{}
+	cur   []diffHead
+	at    int
+	err   error // set by the reader before it closes ch
+	ended bool
 }
 
 func newDiffLog(d *partition.Dir, maxBatch int) *diffLog {
-	l := &diffLog{max: maxBatch}
+	l := &diffLog{ch: make(chan []diffHead, 4), free: make(chan []diffHead, 6), done: make(chan struct{})}
+	var segs []partition.Segment
 	for _, s := range d.Segments {
 		if s.Log != "" {
-			l.segs = append(l.segs, s)
+			segs = append(segs, s)
 		}
 	}
+	go l.read(segs, maxBatch)
 	return l
 }
 
-// next returns the next batch, nil at the end or on an unreadable batch
-// (err is then set).
-func (l *diffLog) next() *format.Batch {
-	for {
-		if l.sc == nil {
-			if l.seg >= len(l.segs) || l.err != nil {
-				return nil
-			}
-			f, err := os.Open(l.segs[l.seg].Log)
+// read scans every segment. Batches are read through the scanner's
+// read-ahead window; once a segment's batches prove large
+// (diffHeadersOnlyAbove on average over the first 64), only their headers
+// are read, and the records are skipped.
+func (l *diffLog) read(segs []partition.Segment, maxBatch int) {
+	defer close(l.ch)
+	buf := make([]diffHead, 0, diffChunk)
+	send := func() bool {
+		select {
+		case l.ch <- buf:
+		case <-l.done:
+			return false
+		}
+		select {
+		case buf = <-l.free:
+			buf = buf[:0]
+		default:
+			buf = make([]diffHead, 0, diffChunk)
+		}
+		return true
+	}
+	for _, s := range segs {
+		f, err := os.Open(s.Log)
+		if err != nil {
+			l.err = err
+			break
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			l.err = err
+			break
+		}
+		sc := format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: maxBatch})
+		var n, bytes int64
+		headers := false
+		for {
+			b, err := sc.Next()
 			if err != nil {
-				l.err = err
-				return nil
+				if !errors.Is(err, io.EOF) {
+					l.err = errors.New(s.Log + ": " + err.Error())
+				} else if t := sc.Tail(); t.Kind != format.TailNone {
+					l.err = errors.New(s.Log + ": " + strconv.FormatInt(t.Bytes, 10) + " bytes after the last whole batch at byte " +
+						strconv.FormatInt(t.Pos, 10) + " (" + t.Kind.String() + ")")
+				}
+				break
 			}
-			st, err := f.Stat()
-			if err != nil {
+			buf = append(buf, headOf(b))
+			if len(buf) == diffChunk && !send() {
 				f.Close()
-				l.err = err
-				return nil
+				return
 			}
-			l.f = f
-			l.sc = format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: l.max})
+			if n++; !headers {
+				if bytes += b.Size(); n == 64 && bytes/n >= diffHeadersOnlyAbove {
+					pos := sc.Pos()
+					sc = format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: maxBatch, HeadersOnly: true})
+					sc.SetPos(pos)
+					headers = true
+				}
+			}
 		}
-		b, err := l.sc.Next()
-		if err == nil {
-			return b
-		}
-		if !errors.Is(err, io.EOF) {
-			l.err = errors.New(l.segs[l.seg].Log + ": " + err.Error())
-		} else if t := l.sc.Tail(); t.Kind != format.TailNone {
-			l.err = errors.New(l.segs[l.seg].Log + ": " + strconv.FormatInt(t.Bytes, 10) + " bytes after the last whole batch at byte " + strconv.FormatInt(t.Pos, 10) + " (" + t.Kind.String() + ")")
-		}
-		l.close()
-		l.seg++
+		f.Close()
 		if l.err != nil {
+			break
+		}
+	}
+	if len(buf) > 0 {
+		select {
+		case l.ch <- buf:
+		case <-l.done:
+		}
+	}
+}
+
+// next returns the next batch head, nil at the end (err then tells
+// whether a batch could not be read).
+func (l *diffLog) next() *diffHead {
+	for l.at >= len(l.cur) {
+		if l.ended {
 			return nil
 		}
+		if l.cur != nil {
+			select {
+			case l.free <- l.cur:
+			default:
+			}
+		}
+		c, ok := <-l.ch
+		if !ok {
+			l.ended, l.cur = true, nil
+			return nil
+		}
+		l.cur, l.at = c, 0
 	}
+	h := &l.cur[l.at]
+	l.at++
+	return h
 }
 
+// close stops the reader and waits for it.
 func (l *diffLog) close() {
-	if l.f != nil {
-		l.f.Close()
+	select {
+	case <-l.done:
+	default:
+		close(l.done)
 	}
-	l.f, l.sc = nil, nil
+	for range l.ch {
+	}
 }
 
-func sameBatch(a, b *format.Batch) bool {
-	return a.BaseOffset == b.BaseOffset && a.BatchLength == b.BatchLength && a.CRC == b.CRC &&
-		a.PartitionLeaderEpoch == b.PartitionLeaderEpoch && a.Magic == b.Magic && a.LastOffset() == b.LastOffset()
+func sameBatch(a, b *diffHead) bool {
+	return a.base == b.base && a.size == b.size && a.crc == b.crc && a.epoch == b.epoch && a.magic == b.magic && a.last == b.last
 }
 
 // Diff compares the replicas in dirs (at least two partition directories).
@@ -222,17 +315,17 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 
 	// One pass over all replicas in step. Replicas may have deleted
 	// different prefixes, so each starts at the largest first offset.
-	cur := make([]*format.Batch, n)
+	cur := make([]*diffHead, n)
 	for i, l := range logs {
 		cur[i] = l.next()
 		if cur[i] != nil {
-			rep.Replicas[i].LogStartOffset = cur[i].BaseOffset
+			rep.Replicas[i].LogStartOffset = cur[i].base
 		}
 	}
 	start := int64(-1)
 	for i := range logs {
-		if cur[i] != nil && cur[i].BaseOffset > start {
-			start = cur[i].BaseOffset
+		if cur[i] != nil && cur[i].base > start {
+			start = cur[i].base
 		}
 	}
 	// common: still in the prefix all replicas agree on.
@@ -241,7 +334,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 	for {
 		live := 0
 		for i, l := range logs {
-			for cur[i] != nil && cur[i].LastOffset() < start {
+			for cur[i] != nil && cur[i].last < start {
 				rep.Replicas[i].observe(cur[i])
 				cur[i] = l.next()
 			}
@@ -257,7 +350,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 			agree = sameBatch(cur[0], cur[i])
 		}
 		if agree {
-			rep.CommonOffset = cur[0].LastOffset()
+			rep.CommonOffset = cur[0].last
 			for i, l := range logs {
 				rep.Replicas[i].observe(cur[i])
 				cur[i] = l.next()
@@ -270,11 +363,11 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 			// different batches there, or only some hold it.
 			off, ep := int64(-1), int32(-1)
 			for i := range n {
-				if cur[i] != nil && (off < 0 || cur[i].BaseOffset < off) {
-					off = cur[i].BaseOffset
+				if cur[i] != nil && (off < 0 || cur[i].base < off) {
+					off = cur[i].base
 				}
-				if cur[i] != nil && (ep < 0 || cur[i].PartitionLeaderEpoch < ep) {
-					ep = cur[i].PartitionLeaderEpoch
+				if cur[i] != nil && (ep < 0 || cur[i].epoch < ep) {
+					ep = cur[i].epoch
 				}
 			}
 			divOff, divEp = off, ep
@@ -366,39 +459,39 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 }
 
 // observe records a batch's offsets and epoch.
-func (r *DiffReplica) observe(b *format.Batch) {
-	r.LogEndOffset = b.NextOffset()
-	if b.IsV2() && b.PartitionLeaderEpoch >= 0 {
-		if len(r.batches) == 0 || b.PartitionLeaderEpoch > r.batches[len(r.batches)-1].Epoch {
-			r.batches = append(r.batches, format.EpochEntry{Epoch: b.PartitionLeaderEpoch, StartOffset: b.BaseOffset})
+func (r *DiffReplica) observe(b *diffHead) {
+	r.LogEndOffset = b.last + 1
+	if b.v2() && b.epoch >= 0 {
+		if len(r.batches) == 0 || b.epoch > r.batches[len(r.batches)-1].Epoch {
+			r.batches = append(r.batches, format.EpochEntry{Epoch: b.epoch, StartOffset: b.base})
 		}
 	}
 }
 
 // extra counts (and lists, up to max) a batch above the common offset.
-func (r *DiffReplica) extra(b *format.Batch, max int) {
+func (r *DiffReplica) extra(b *diffHead, max int) {
+	count := b.count
+	if !b.v2() {
+		count = 1
+	}
 	r.ExtraBatchCount++
-	r.ExtraRecords += int64(b.RecordCount)
-	r.ExtraBytes += b.Size()
-	if b.IsV2() && b.ProducerID >= 0 && len(r.ExtraProducerIDs) < max {
+	r.ExtraRecords += int64(count)
+	r.ExtraBytes += b.size
+	if b.v2() && b.pid >= 0 && len(r.ExtraProducerIDs) < max {
 		found := false
 		for _, p := range r.ExtraProducerIDs {
-			found = found || p == b.ProducerID
+			found = found || p == b.pid
 		}
 		if !found {
-			r.ExtraProducerIDs = append(r.ExtraProducerIDs, b.ProducerID)
+			r.ExtraProducerIDs = append(r.ExtraProducerIDs, b.pid)
 		}
 	}
 	if len(r.ExtraBatches) >= max {
 		r.ExtraListCut = true
 		return
 	}
-	count := b.RecordCount
-	if !b.IsV2() {
-		count = 1
-	}
-	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{Type: "batch", BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(), Epoch: b.PartitionLeaderEpoch,
-		ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, Records: count, Bytes: b.Size(), CRC: b.CRC})
+	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{Type: "batch", BaseOffset: b.base, LastOffset: b.last, Epoch: b.epoch,
+		ProducerID: b.pid, ProducerEpoch: b.pepoch, Records: count, Bytes: b.size, CRC: b.crc})
 }
 
 // extrasHeldByLeader reports whether every batch r holds above the common
