@@ -167,3 +167,68 @@ func indexOf(c *replicate.Cluster, id int32) int {
 	}
 	return -1
 }
+
+// twoReplicas builds the same hand-made partition twice (epoch-less, no
+// leader-epoch-checkpoint) and returns both directories.
+func twoReplicas(t *testing.T) (string, string) {
+	t.Helper()
+	segs := []seg{{3, 1700000000000, true}, {4, 1700000001000, true}, {2, 1700000002000, true}}
+	a, _ := buildPartition(t, segs, 1700000000000)
+	b, _ := buildPartition(t, segs, 1700000000000)
+	return a, b
+}
+
+func TestDiffCases(t *testing.T) {
+	cases := []struct {
+		name      string
+		edit      func(t *testing.T, b string)
+		identical bool
+		diverged  bool
+		common    int64
+		divergent int64 // -1: none
+		problems  bool
+	}{
+		{"identical", nil, true, false, 8, -1, false},
+		{"log start differs after retention: not diverged", func(t *testing.T, b string) {
+			os.Remove(filepath.Join(b, partition.FileName(0, partition.LogSuffix)))
+		}, false, false, 8, -1, false},
+		{"follower behind", func(t *testing.T, b string) {
+			os.Remove(filepath.Join(b, partition.FileName(7, partition.LogSuffix)))
+		}, false, false, 6, -1, false},
+		{"a flipped CRC byte diverges", func(t *testing.T, b string) {
+			p := filepath.Join(b, partition.FileName(3, partition.LogSuffix))
+			data, _ := os.ReadFile(p)
+			data[18] ^= 1
+			os.WriteFile(p, data, 0o644)
+		}, false, true, 2, 3, false},
+		{"a cut tail is trouble", func(t *testing.T, b string) {
+			p := filepath.Join(b, partition.FileName(7, partition.LogSuffix))
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, data[:len(data)-5], 0o644)
+		}, false, false, 6, -1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := twoReplicas(t)
+			if tc.edit != nil {
+				tc.edit(t, b)
+			}
+			rep, err := Diff([]string{a, b}, DiffOptions{Leader: 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Identical != tc.identical || rep.Diverged != tc.diverged || rep.CommonOffset != tc.common {
+				t.Errorf("identical %v diverged %v common %d, want %v %v %d", rep.Identical, rep.Diverged, rep.CommonOffset, tc.identical, tc.diverged, tc.common)
+			}
+			if (rep.DivergentOffset == nil) != (tc.divergent < 0) || (rep.DivergentOffset != nil && *rep.DivergentOffset != tc.divergent) {
+				t.Errorf("divergent offset %v, want %d", rep.DivergentOffset, tc.divergent)
+			}
+			if got := len(rep.Replicas[1].Problems) > 0; got != tc.problems {
+				t.Errorf("problems %v", rep.Replicas[1].Problems)
+			}
+			if rep.Replicas[0].EpochSource != "batches" {
+				t.Errorf("epoch source %s", rep.Replicas[0].EpochSource)
+			}
+		})
+	}
+}
