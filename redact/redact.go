@@ -14,6 +14,8 @@ package redact
 
 import (
 	"bufio"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -33,8 +35,10 @@ import (
 type Mode int
 
 const (
-	// Hash replaces bytes with a keyed SHA-256 (HMAC) stream truncated to
-	// the original length: equal inputs stay equal, nothing else leaks.
+	// Hash replaces bytes with their keyed SHA-256 (HMAC-SHA256) truncated
+	// to the original length; values longer than the 32-byte digest are
+	// extended with an AES-256-CTR keystream keyed by the digest. Equal
+	// inputs stay equal, nothing else of them leaks.
 	Hash Mode = iota
 	// Zero replaces bytes with zeros of the same length.
 	Zero
@@ -115,15 +119,16 @@ func (m Mode) String() string {
 
 // redactor carries the reusable state of one copy.
 type redactor struct {
-	opts  Options
-	mac   hash.Hash
-	rr    format.RecordReader
-	comp  format.Compressor
-	recs  []format.Record
-	arena []byte
-	out   []byte
-	ctr   [1]byte
-	res   *Result
+	opts   Options
+	mac    hash.Hash
+	rr     format.RecordReader
+	comp   format.Compressor
+	recs   []format.Record
+	arena  []byte
+	out    []byte
+	digest [sha256.Size]byte
+	zeros  []byte
+	res    *Result
 }
 
 // Partition copies the partition directory src to dst, which must not exist
@@ -525,19 +530,29 @@ func (r *redactor) replace(v []byte) []byte {
 		}
 		return r.arena[start:len(r.arena):len(r.arena)]
 	}
+	// Hash: d = HMAC-SHA256(key, v); values up to 32 bytes take d's
+	// first bytes, longer ones an AES-256-CTR keystream keyed by d. Equal
+	// inputs give equal outputs; nothing of v survives.
+	r.mac.Reset()
+	r.mac.Write(v)
+	d := r.mac.Sum(r.digest[:0])
 	start := len(r.arena)
-	for i := 0; len(r.arena)-start < len(v); i++ {
-		r.mac.Reset()
-		r.ctr[0] = byte(i)
-		r.mac.Write(r.ctr[:])
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(i>>8))
-		r.mac.Write(n[:])
-		r.mac.Write(v)
-		r.arena = r.mac.Sum(r.arena)
+	if len(v) <= len(d) {
+		r.arena = append(r.arena, d[:len(v)]...)
+		return r.arena[start:len(r.arena):len(r.arena)]
 	}
-	r.arena = r.arena[:start+len(v)]
-	return r.arena[start:len(r.arena):len(r.arena)]
+	block, err := aes.NewCipher(d)
+	if err != nil {
+		panic(err) // a 32-byte key never fails
+	}
+	if len(r.zeros) < len(v) {
+		r.zeros = make([]byte, len(v))
+	}
+	r.arena = append(r.arena, r.zeros[:len(v)]...)
+	out := r.arena[start:len(r.arena):len(r.arena)]
+	var iv [aes.BlockSize]byte
+	cipher.NewCTR(block, iv[:]).XORKeyStream(out, out)
+	return out
 }
 
 func grow(b []byte, n int) []byte {
