@@ -93,7 +93,6 @@ type DiffReplica struct {
 
 	hw      int64
 	batches []format.EpochEntry // epochs seen in the batches
-	agreed  int64               // last offset agreed with the leader
 }
 
 // DiffReport is Diff's answer.
@@ -293,6 +292,13 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 	rep := &DiffReport{Type: "diff", CommonOffset: -1, Replicas: make([]DiffReplica, n)}
 	logs := make([]*diffLog, n)
 	parts := make([]*partition.Dir, n)
+	defer func() {
+		for _, l := range logs {
+			if l != nil {
+				l.close()
+			}
+		}
+	}()
 	for i, dir := range dirs {
 		d, err := partition.Open(dir)
 		if err != nil {
@@ -301,18 +307,12 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 		parts[i] = d
 		logs[i] = newDiffLog(d, opts.MaxBatchBytes)
 		r := &rep.Replicas[i]
-		*r = DiffReplica{Type: "replica", Dir: dir, LogStartOffset: -1, LogEndOffset: -1, LatestEpoch: -1, agreed: -1, hw: -1,
+		*r = DiffReplica{Type: "replica", Dir: dir, LogStartOffset: -1, LogEndOffset: -1, LatestEpoch: -1, hw: -1,
 			ExtraBatches: []DiffBatch{}, ExtraProducerIDs: []int64{}, Problems: []string{}, Epochs: []DiffEpoch{}}
 		if hw, ok := logDirCheckpoint(d, partition.ReplicationCheckpoint); ok {
 			r.hw = hw
 		}
 	}
-	defer func() {
-		for _, l := range logs {
-			l.close()
-		}
-	}()
-
 	// One pass over all replicas in step. Replicas may have deleted
 	// different prefixes, so each starts at the largest first offset.
 	cur := make([]*diffHead, n)
