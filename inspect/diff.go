@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -31,6 +32,9 @@ type DiffOptions struct {
 	// and byte totals cover all of them); 0 means 1000.
 	MaxExtraBatches int
 	MaxBatchBytes   int
+	// Records decodes the listed batches and lists their records (the
+	// only time Diff decompresses anything).
+	Records bool
 }
 
 // DiffBatch is one batch not held identically by every replica.
@@ -44,6 +48,23 @@ type DiffBatch struct {
 	Records       int32  `json:"records"`
 	Bytes         int64  `json:"sizeBytes"`
 	CRC           uint32 `json:"crc"`
+	// RecordList holds the batch's records when DiffOptions.Records asks
+	// for them.
+	RecordList []DiffRecord `json:"recordList,omitempty"`
+
+	seg int32
+	pos int64
+}
+
+// DiffRecord is one record of a listed batch (DiffOptions.Records): what a
+// truncation would lose. Key and Value are base64 in JSON; nil is null.
+type DiffRecord struct {
+	Type       string   `json:"type"` // "record"
+	Offset     int64    `json:"offset"`
+	Timestamp  int64    `json:"timestamp"`
+	Key        []byte   `json:"key"`
+	Value      []byte   `json:"value"`
+	HeaderKeys []string `json:"headerKeys"`
 }
 
 // DiffEpoch is one leader-epoch history entry.
@@ -93,6 +114,7 @@ type DiffReplica struct {
 
 	hw      int64
 	batches []format.EpochEntry // epochs seen in the batches
+	segs    []partition.Segment
 }
 
 // DiffReport is Diff's answer.
@@ -119,6 +141,8 @@ type DiffReport struct {
 // diffHead is what Diff keeps of a batch: its header fields.
 type diffHead struct {
 	base, last, pid int64
+	pos             int64 // position in the segment
+	seg             int32 // index in the replica's segments
 	size            int64
 	crc             uint32
 	epoch, count    int32
@@ -128,8 +152,8 @@ type diffHead struct {
 
 func (h *diffHead) v2() bool { return h.magic >= format.MagicV2 }
 
-func headOf(b *format.Batch) diffHead {
-	return diffHead{base: b.BaseOffset, last: b.LastOffset(), pid: b.ProducerID, size: b.Size(), crc: b.CRC,
+func headOf(b *format.Batch, seg int) diffHead {
+	return diffHead{pos: b.Pos, seg: int32(seg), base: b.BaseOffset, last: b.LastOffset(), pid: b.ProducerID, size: b.Size(), crc: b.CRC,
 		epoch: b.PartitionLeaderEpoch, count: b.RecordCount, pepoch: b.ProducerEpoch, magic: b.Magic}
 }
 
@@ -154,16 +178,20 @@ type diffLog struct {
 	ended bool
 }
 
-func newDiffLog(d *partition.Dir, maxBatch int) *diffLog {
+func newDiffLog(segs []partition.Segment, maxBatch int) *diffLog {
 	l := &diffLog{ch: make(chan []diffHead, 4), free: make(chan []diffHead, 6), done: make(chan struct{})}
+	go l.read(segs, maxBatch)
+	return l
+}
+
+func logSegments(d *partition.Dir) []partition.Segment {
 	var segs []partition.Segment
 	for _, s := range d.Segments {
 		if s.Log != "" {
 			segs = append(segs, s)
 		}
 	}
-	go l.read(segs, maxBatch)
-	return l
+	return segs
 }
 
 // read scans every segment. Batches are read through the scanner's
@@ -187,7 +215,7 @@ func (l *diffLog) read(segs []partition.Segment, maxBatch int) {
 		}
 		return true
 	}
-	for _, s := range segs {
+	for si, s := range segs {
 		f, err := os.Open(s.Log)
 		if err != nil {
 			l.err = err
@@ -213,7 +241,7 @@ func (l *diffLog) read(segs []partition.Segment, maxBatch int) {
 				}
 				break
 			}
-			buf = append(buf, headOf(b))
+			buf = append(buf, headOf(b, si))
 			if len(buf) == diffChunk && !send() {
 				f.Close()
 				return
@@ -305,10 +333,12 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 			return nil, err
 		}
 		parts[i] = d
-		logs[i] = newDiffLog(d, opts.MaxBatchBytes)
 		r := &rep.Replicas[i]
+		segs := logSegments(d)
+		logs[i] = newDiffLog(segs, opts.MaxBatchBytes)
 		*r = DiffReplica{Type: "replica", Dir: dir, LogStartOffset: -1, LogEndOffset: -1, LatestEpoch: -1, hw: -1,
 			ExtraBatches: []DiffBatch{}, ExtraProducerIDs: []int64{}, Problems: []string{}, Epochs: []DiffEpoch{}}
+		r.segs = segs
 		if hw, ok := logDirCheckpoint(d, partition.ReplicationCheckpoint); ok {
 			r.hw = hw
 		}
@@ -446,6 +476,13 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 		}
 		rep.Diverged = rep.Diverged || r.Diverged
 	}
+	if opts.Records {
+		for i := range rep.Replicas {
+			if err := rep.Replicas[i].decodeExtra(opts.MaxBatchBytes); err != nil {
+				rep.Replicas[i].Problems = append(rep.Replicas[i].Problems, err.Error())
+			}
+		}
+	}
 	if rep.Diverged && divOff >= 0 {
 		rep.DivergentOffset, rep.DivergentEpoch = &divOff, &divEp
 	}
@@ -490,7 +527,7 @@ func (r *DiffReplica) extra(b *diffHead, max int) {
 		r.ExtraListCut = true
 		return
 	}
-	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{Type: "batch", BaseOffset: b.base, LastOffset: b.last, Epoch: b.epoch,
+	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{seg: b.seg, pos: b.pos, Type: "batch", BaseOffset: b.base, LastOffset: b.last, Epoch: b.epoch,
 		ProducerID: b.pid, ProducerEpoch: b.pepoch, Records: count, Bytes: b.size, CRC: b.crc})
 }
 
@@ -505,11 +542,75 @@ func (r *DiffReplica) extrasHeldByLeader(L *DiffReplica) bool {
 		return false
 	}
 	for i, b := range r.ExtraBatches {
-		if L.ExtraBatches[i] != b {
+		l := &L.ExtraBatches[i]
+		if l.BaseOffset != b.BaseOffset || l.LastOffset != b.LastOffset || l.Epoch != b.Epoch || l.CRC != b.CRC || l.Bytes != b.Bytes {
 			return false
 		}
 	}
 	return true
+}
+
+// decodeExtra reads the listed extra batches again and decodes their
+// records.
+func (r *DiffReplica) decodeExtra(maxBatch int) error {
+	var f *os.File
+	var sc *format.Scanner
+	open := int32(-1)
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	var rr format.RecordReader
+	for i := range r.ExtraBatches {
+		x := &r.ExtraBatches[i]
+		if x.seg != open {
+			if f != nil {
+				f.Close()
+			}
+			var err error
+			if f, err = os.Open(r.segs[x.seg].Log); err != nil {
+				f = nil
+				return err
+			}
+			st, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			sc, open = format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: maxBatch, ReadAhead: -1}), x.seg
+		}
+		sc.SetPos(x.pos)
+		b, err := sc.Next()
+		if err != nil {
+			return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
+		}
+		if err := rr.Reset(b); err != nil {
+			return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
+		}
+		x.RecordList = []DiffRecord{}
+		for {
+			var rec format.Record
+			err := rr.Next(&rec)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
+			}
+			d := DiffRecord{Type: "record", Offset: rec.Offset, Timestamp: rec.Timestamp, HeaderKeys: []string{}}
+			if rec.Key != nil {
+				d.Key = bytes.Clone(rec.Key)
+			}
+			if rec.Value != nil {
+				d.Value = bytes.Clone(rec.Value)
+			}
+			for _, h := range rec.Headers {
+				d.HeaderKeys = append(d.HeaderKeys, string(h.Key))
+			}
+			x.RecordList = append(x.RecordList, d)
+		}
+	}
+	return nil
 }
 
 func epochsOf(es []format.EpochEntry) []DiffEpoch {
@@ -660,6 +761,9 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 				b.WriteString("  offsets " + i64(x.BaseOffset) + "-" + i64(x.LastOffset) + " epoch " + strconv.Itoa(int(x.Epoch)) +
 					" producerId " + i64(x.ProducerID) + " producerEpoch " + strconv.Itoa(int(x.ProducerEpoch)) + " records " + strconv.Itoa(int(x.Records)) +
 					" bytes " + i64(x.Bytes) + " crc " + strconv.FormatUint(uint64(x.CRC), 10) + "\n")
+				for _, rec := range x.RecordList {
+					b.WriteString("    offset " + i64(rec.Offset) + " timestamp " + i64(rec.Timestamp) + " key " + quoteBytes(rec.Key) + " value " + quoteBytes(rec.Value) + "\n")
+				}
 			}
 			if r.ExtraListCut {
 				b.WriteString("  ... (" + i64(r.ExtraBatchCount) + " in all)\n")
@@ -671,4 +775,16 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// quoteBytes prints a key or value for people: null, or Go-quoted and cut
+// at 64 bytes.
+func quoteBytes(b []byte) string {
+	if b == nil {
+		return "null"
+	}
+	if len(b) > 64 {
+		return strconv.Quote(string(b[:64])) + "..." + "(" + strconv.Itoa(len(b)) + " bytes)"
+	}
+	return strconv.Quote(string(b))
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/klog-dev/klog/partition"
@@ -118,6 +119,28 @@ func TestDiffReplicateCrash(t *testing.T) {
 			}
 			if rep.Diverged != tc.wantDiverged {
 				t.Errorf("diverged %v, want %v", rep.Diverged, tc.wantDiverged)
+			}
+			withRecords, err := Diff(dirs, DiffOptions{Leader: leader, Records: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The records the old leaders lose are the acks=1 ones.
+			for _, id := range crashed {
+				r := withRecords.Replicas[indexOf(c, id)]
+				var lost int64
+				for _, b := range r.ExtraBatches {
+					for _, rec := range b.RecordList {
+						if *r.TruncateTo <= rec.Offset {
+							lost++
+							if !strings.HasPrefix(string(rec.Value), "one-") {
+								t.Errorf("broker %d loses offset %d %q, not an acks=1 record", id, rec.Offset, rec.Value)
+							}
+						}
+					}
+				}
+				if lost != r.LostRecords {
+					t.Errorf("broker %d: %d records listed above the truncation, %d lost", id, lost, r.LostRecords)
+				}
 			}
 			inferred, err := Diff(dirs, DiffOptions{Leader: -1})
 			if err != nil {

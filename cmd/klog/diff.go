@@ -11,6 +11,7 @@ import (
 
 var (
 	diffLeaderFlag   = &cli.StringFlag{Name: "leader", Usage: "the leader's `DIR` (one of the arguments; default: the replica with the highest latest leader epoch, then the longest log)"}
+	diffRecordsFlag  = &cli.BoolFlag{Name: "records", Usage: "decode the listed batches and show their records (offset, timestamp, key, value): what a truncation loses"}
 	diffMaxExtraFlag = &cli.IntFlag{Name: "max-extra-batches", Value: 1000, Usage: "batches listed per replica (the counts cover all)"}
 )
 
@@ -20,7 +21,8 @@ var diffCommand = &cli.Command{
 	ArgsUsage: "DIR DIR [DIR...]",
 	Description: `Each DIR is the same partition's directory from a different broker.
 Batches are compared by offsets, partition leader epoch, size and stored CRC,
-without decompressing anything. The common prefix is the last offset every
+without decompressing anything (--records decodes the listed batches to show
+their records). The common prefix is the last offset every
 replica holds identically; the first divergence is the first offset where
 two replicas hold different batches. For the leader (--leader, or inferred)
 each other replica's truncation offset is Kafka's leader-epoch rule
@@ -33,7 +35,7 @@ unclean election loses.
 
 Exit status: 0 identical, or replicas only behind the leader; 1 diverged; 2
 usage or I/O trouble (including an unreadable batch in a replica).`,
-	Flags:  []cli.Flag{diffLeaderFlag, diffMaxExtraFlag, viewsJSONFlag, maxBatchFlag},
+	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, viewsJSONFlag, maxBatchFlag},
 	Action: runDiff,
 }
 
@@ -64,7 +66,7 @@ func runDiff(c *cli.Context) error {
 	if c.Int(diffMaxExtraFlag.Name) < 1 {
 		return usageError("diff: --max-extra-batches must be at least 1")
 	}
-	rep, err := inspect.Diff(args, inspect.DiffOptions{Leader: leader, MaxExtraBatches: c.Int(diffMaxExtraFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+	rep, err := inspect.Diff(args, inspect.DiffOptions{Leader: leader, MaxExtraBatches: c.Int(diffMaxExtraFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Records: c.Bool(diffRecordsFlag.Name)})
 	if err != nil {
 		return viewError("diff", err)
 	}

@@ -106,6 +106,7 @@ func TestForensicsCommands(t *testing.T) {
 		{"retention bad now", []string{"retention", "--now", "yesterday", producer}, ExitTrouble, "", "--now"},
 		{"diff identical", append([]string{"diff"}, agree...), ExitOK, "identical", ""},
 		{"diff unclean election", append([]string{"diff", "--leader", dirs[1]}, dirs...), ExitFindings, "DIVERGED", ""},
+		{"diff records", append([]string{"diff", "--records", "--leader", dirs[1]}, dirs...), ExitFindings, `value "acked-by-one-too"`, ""},
 		{"diff one dir", []string{"diff", producer}, ExitTrouble, "", "at least two"},
 		{"diff unknown leader", []string{"diff", "--leader", behind, producer, producer}, ExitTrouble, "", "not one of the DIR"},
 		{"redact", []string{"redact", "--output", redactOut, producer}, ExitOK, "redacted", "left out"},
@@ -303,6 +304,7 @@ func TestForensicsJSONSchema(t *testing.T) {
 		{"retention", "--json", "--now", "1700087400048", "--retention-ms", "86400016", producer},
 		{"retention", "--json", "--cleanup-policy", "compact,delete", "--now", "1600000000000", producer},
 		append([]string{"diff", "--json"}, dirs...),
+		append([]string{"diff", "--json", "--records"}, dirs...),
 		{"redact", "--json", "--output", filepath.Join(t.TempDir(), "o"), producer},
 	}
 	for _, args := range runs {
