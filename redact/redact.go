@@ -334,21 +334,21 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 			// A batch the scanner could not parse: keep its framing,
 			// zero the rest.
 			n := sc.Pos() - start
-			batch, err = r.zeroed(f, start, n, format.LogOverhead+5)
-			if err != nil {
+			if err := r.writeZeroed(w, f, start, n, format.LogOverhead+5); err != nil {
 				return err
 			}
 			r.res.ZeroedBatches++
-			lastOffset, maxTs = -1, -1
-		} else {
-			batch, err = r.batch(b)
-			if err != nil {
-				return err
-			}
-			lastOffset, maxTs = b.LastOffset(), b.MaxTimestamp
-			if b.Magic == format.MagicV0 {
-				maxTs = -1
-			}
+			r.res.Batches++
+			pos += n
+			continue
+		}
+		batch, err = r.batch(b)
+		if err != nil {
+			return err
+		}
+		lastOffset, maxTs = b.LastOffset(), b.MaxTimestamp
+		if b.Magic == format.MagicV0 {
+			maxTs = -1
 		}
 		r.res.Batches++
 		if _, err := w.Write(batch); err != nil {
@@ -362,15 +362,12 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		pos += int64(len(batch))
 	}
 	if t := sc.Tail(); t.Kind != format.TailNone && t.Bytes > 0 {
-		tail, err := r.zeroed(f, t.Pos, st.Size()-t.Pos, format.BatchHeaderSize)
-		if err != nil {
+		n := st.Size() - t.Pos
+		if err := r.writeZeroed(w, f, t.Pos, n, format.BatchHeaderSize); err != nil {
 			return err
 		}
-		r.res.TrailingBytes += int64(len(tail))
-		if _, err := w.Write(tail); err != nil {
-			return err
-		}
-		pos += int64(len(tail))
+		r.res.TrailingBytes += n
+		pos += n
 	}
 	r.res.BytesOut += pos
 	if err := w.Flush(); err != nil {
@@ -390,21 +387,30 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 	return nil
 }
 
-// zeroed reads n bytes at pos and zeroes everything after the first keep
-// bytes (the framing: offset, size and what follows up to the records).
-func (r *redactor) zeroed(f *os.File, pos, n int64, keep int) ([]byte, error) {
-	if n > int64(r.opts.maxBatch()) {
-		n = int64(r.opts.maxBatch())
+// writeZeroed writes n bytes standing for the source's bytes at pos: the
+// first keep of them as they are (the framing: offset, size and what
+// follows up to the records), zeros after them. Memory stays bounded
+// whatever n is.
+func (r *redactor) writeZeroed(w io.Writer, f *os.File, pos, n int64, keep int) error {
+	k := min(int64(keep), n)
+	head := make([]byte, k)
+	if _, err := f.ReadAt(head, pos); err != nil && !errors.Is(err, io.EOF) {
+		return err
 	}
-	r.out = grow(r.out, int(n))
-	buf := r.out[:n]
-	if _, err := f.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+	if _, err := w.Write(head); err != nil {
+		return err
 	}
-	for i := keep; i < len(buf); i++ {
-		buf[i] = 0
+	if len(r.zeros) < 64<<10 {
+		r.zeros = make([]byte, 64<<10)
 	}
-	return buf, nil
+	for left := n - k; left > 0; {
+		c := min(left, int64(len(r.zeros)))
+		if _, err := w.Write(r.zeros[:c]); err != nil {
+			return err
+		}
+		left -= c
+	}
+	return nil
 }
 
 func (o Options) maxBatch() int {

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -349,5 +350,45 @@ func TestRedactOtherFiles(t *testing.T) {
 				t.Errorf("%s changed", name)
 			}
 		}
+	}
+}
+
+// TestRedactKeepsDamagedLayout: bytes after the last whole batch keep
+// their length (the first 61 as they are, zeros after) and are streamed,
+// not held in memory.
+func TestRedactKeepsDamagedLayout(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "orders-0")
+	producedPartition(t, src, 100)
+	logs, _ := filepath.Glob(filepath.Join(src, "*.log"))
+	last := logs[len(logs)-1]
+	data, _ := os.ReadFile(last)
+	// A second copy of the segment's bytes with a broken size field:
+	// everything from there on is a tail full of payloads.
+	tail := bytes.Clone(data)
+	binary.BigEndian.PutUint32(tail[8:], 3)
+	data = append(data, tail...)
+	if err := os.WriteFile(last, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	res, err := Partition(src, dst, Options{Mode: Hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(filepath.Join(dst, filepath.Base(last)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Compressed batches before it may change size when recompressed;
+	// the tail keeps its own.
+	if res.TrailingBytes != int64(len(tail)) || len(out) < len(tail) {
+		t.Fatalf("%d bytes out, trailing %d of %d", len(out), res.TrailingBytes, len(tail))
+	}
+	cut := len(out) - len(tail)
+	if !bytes.Equal(out[cut:cut+61], tail[:61]) || bytes.ContainsFunc(out[cut+61:], func(r rune) bool { return r != 0 }) {
+		t.Fatal("tail not kept as header plus zeros")
+	}
+	if !res.Damaged() {
+		t.Fatal("damage not reported")
 	}
 }
