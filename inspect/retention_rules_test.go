@@ -286,3 +286,27 @@ func TestParseRetentionConfig(t *testing.T) {
 		t.Fatal("bad number accepted")
 	}
 }
+
+func TestRetentionFailures(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "topic-0")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := RetentionOptions{Config: DefaultRetentionConfig(), HighWatermark: -1, LogStartOffset: -1, CleanerOffset: -1}
+	if _, err := Retention(empty, opts); err == nil {
+		t.Error("no error for a partition without segments")
+	}
+	if _, err := Retention(filepath.Join(t.TempDir(), "missing-0"), opts); err == nil {
+		t.Error("no error for a missing directory")
+	}
+}
+
+func TestDiffFailures(t *testing.T) {
+	a, _ := twoReplicas(t)
+	if _, err := Diff([]string{a}, DiffOptions{}); err == nil {
+		t.Error("one replica accepted")
+	}
+	if _, err := Diff([]string{a, filepath.Join(t.TempDir(), "missing-0")}, DiffOptions{}); err == nil {
+		t.Error("no error for a missing replica")
+	}
+}
