@@ -115,11 +115,12 @@ type RetentionSegment struct {
 	Deletable        bool   `json:"deletable"`
 	// Reason is the pass that deletes it now, or nil.
 	Reason *string `json:"reason"`
-	// DeletableAt is when time retention will delete it if nothing else
-	// changes (epoch ms; the pass deletes only a prefix, so never before
-	// the segments before it), or nil when it never will: retention.ms
-	// is unlimited, the policy is not delete, or the high watermark is
-	// below NextOffset.
+	// DeletableAt is when it becomes deletable if nothing else changes
+	// (epoch ms): for a segment deletable now, when time retention made it
+	// so, or Now when another pass deletes it; for the others, when time
+	// retention will (never before the segments ahead of it, as only a
+	// prefix goes). Nil when it never will: retention.ms is unlimited, the
+	// policy is not delete, or the high watermark is below NextOffset.
 	DeletableAt *int64 `json:"deletableAt"`
 	// FutureTimestamp: LargestTimestamp is after Now, which blocks time
 	// retention for this and every later segment (KAFKA-20609).
@@ -391,26 +392,32 @@ func decideRetention(rep *RetentionReport, opts RetentionOptions) {
 		sum.DeletableBytes += s.SizeBytes
 	}
 
-	// The forecast, and why the rest stay.
-	var at int64 = -1 // cumulative: a prefix goes, so never before the previous segment
+	// The forecast, and why the rest stay. at is when the previous
+	// segment goes (only a prefix is deleted, so no segment goes before
+	// it); -2 once a segment never goes by time.
+	var at int64 = -1
 	future := false
 	for i := range segs {
 		s := &segs[i]
 		s.FutureTimestamp = s.LargestTimestamp > opts.Now
 		future = future || s.FutureTimestamp
-		forecast := del && cfg.RetentionMs >= 0 && eligible(i) && at != -2
-		if forecast {
-			t := s.LargestTimestamp + cfg.RetentionMs + 1
-			if s.LargestTimestamp > opts.Now {
-				// Not before its age has passed (the future check)
-				// either; t is later than that anyway.
-				t = max(t, s.LargestTimestamp)
+		var eff int64 = -2
+		if del && cfg.RetentionMs >= 0 && eligible(i) && at != -2 {
+			// Time retention deletes it once now - age > retention.ms
+			// (which also puts now past a future age).
+			eff = max(at, s.LargestTimestamp+cfg.RetentionMs+1)
+		}
+		if s.Deletable {
+			// Deletable now: when time retention made it so, or now
+			// (another pass deletes it).
+			if eff < 0 || eff > opts.Now {
+				eff = opts.Now
 			}
-			at = max(at, t)
-			v := at
+		}
+		at = eff
+		if eff >= 0 {
+			v := eff
 			s.DeletableAt = &v
-		} else {
-			at = -2 // nothing after a segment that never goes by time
 		}
 		if s.Deletable {
 			continue

@@ -219,6 +219,17 @@ func TestRetentionForecast(t *testing.T) {
 			t.Errorf("at %d: %d segments go, want %d", c.at, got, c.gone)
 		}
 	}
+	// Deletable now by size: deletable at now; the time forecast of the
+	// rest no longer waits for it.
+	cfg.RetentionBytes = 1
+	rep, _ = Retention(dir, RetentionOptions{Config: cfg, Now: now, HighWatermark: -1, LogStartOffset: -1, CleanerOffset: -1})
+	if got := rep.Segments[0].DeletableAt; !rep.Segments[0].Deletable || got == nil || *got != now {
+		t.Errorf("deleted by size: deletable at %v, want now %d", got, now)
+	}
+	if got := rep.Segments[2].DeletableAt; got == nil || *got != now-day+ret+1 {
+		t.Errorf("active segment deletable at %v, want %d", got, now-day+ret+1)
+	}
+	cfg.RetentionBytes = -1
 	cfg.RetentionMs = -1
 	rep, _ = Retention(dir, RetentionOptions{Config: cfg, Now: now, HighWatermark: -1, LogStartOffset: -1, CleanerOffset: -1})
 	for i, s := range rep.Segments {
