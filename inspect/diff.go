@@ -105,7 +105,8 @@ type DiffReplica struct {
 	ExtraListCut     bool        `json:"extraBatchesTruncated"`
 	ExtraProducerIDs []int64     `json:"extraProducerIds"`
 	// TruncateTo is where it truncates when it rejoins the leader (nil
-	// for the leader), and LostRecords/LostBatches what that removes.
+	// for the leader); LostBatches/LostRecords are what that removes and
+	// the leader does not hold identically (the rest is fetched again).
 	TruncateTo  *int64 `json:"truncateTo"`
 	LostBatches int64  `json:"lostBatches"`
 	LostRecords int64  `json:"lostRecords"`
@@ -468,8 +469,11 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 		r.Diverged = !prefix
 		t := partition.FollowerTruncation(toEntries(L.Epochs), L.LogEndOffset, toEntries(r.Epochs), r.LogEndOffset, r.hw)
 		r.TruncateTo = &t
-		if t < r.LogEndOffset {
-			r.LostBatches, r.LostRecords = countFrom(parts[i], t, opts.MaxBatchBytes)
+		// What the truncation loses: the records it removes that the
+		// leader does not hold identically (the rest the follower
+		// fetches again).
+		if from := max(t, r.agreedWith(L, rep.CommonOffset)); from < r.LogEndOffset {
+			r.LostBatches, r.LostRecords = countFrom(parts[i], from, opts.MaxBatchBytes)
 			if r.LostBatches > 0 {
 				r.Diverged = true
 			}
@@ -531,6 +535,23 @@ func (r *DiffReplica) extra(b *diffHead, max int) {
 		ProducerID: b.pid, ProducerEpoch: b.pepoch, Records: count, Bytes: b.size, CRC: b.crc})
 }
 
+// agreedWith is the offset up to which (exclusive) r holds the same
+// batches as L: the common prefix, then the listed batches both hold.
+func (r *DiffReplica) agreedWith(L *DiffReplica, common int64) int64 {
+	agreed := common + 1
+	for j := range r.ExtraBatches {
+		if j >= len(L.ExtraBatches) || !sameListed(&r.ExtraBatches[j], &L.ExtraBatches[j]) {
+			break
+		}
+		agreed = r.ExtraBatches[j].LastOffset + 1
+	}
+	return agreed
+}
+
+func sameListed(a, b *DiffBatch) bool {
+	return a.BaseOffset == b.BaseOffset && a.LastOffset == b.LastOffset && a.Epoch == b.Epoch && a.CRC == b.CRC && a.Bytes == b.Bytes
+}
+
 // extrasHeldByLeader reports whether every batch r holds above the common
 // offset is held identically by the leader L: the listed batches are
 // compared; when a list was cut the replica counts as disagreeing.
@@ -542,8 +563,7 @@ func (r *DiffReplica) extrasHeldByLeader(L *DiffReplica) bool {
 		return false
 	}
 	for i, b := range r.ExtraBatches {
-		l := &L.ExtraBatches[i]
-		if l.BaseOffset != b.BaseOffset || l.LastOffset != b.LastOffset || l.Epoch != b.Epoch || l.CRC != b.CRC || l.Bytes != b.Bytes {
+		if !sameListed(&L.ExtraBatches[i], &b) {
 			return false
 		}
 	}

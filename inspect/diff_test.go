@@ -255,3 +255,24 @@ func TestDiffCases(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffLegacyReplicas: v1 batches carry no leader epoch, so a follower
+// without a checkpoint truncates to its high watermark (0 here) and fetches
+// everything again: nothing is lost and nothing diverged.
+func TestDiffLegacyReplicas(t *testing.T) {
+	var dirs []string
+	for i := 0; i < 2; i++ {
+		d := filepath.Join(t.TempDir(), "t-0")
+		os.MkdirAll(d, 0o755)
+		copyFile(t, genLog("v1-none"), filepath.Join(d, "00000000000000000000.log"))
+		dirs = append(dirs, d)
+	}
+	rep, err := Diff(dirs, DiffOptions{Leader: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Replicas[1]
+	if !rep.Identical || rep.Diverged || r.TruncateTo == nil || *r.TruncateTo != 0 || r.LostRecords != 0 || len(r.Epochs) != 0 {
+		t.Fatalf("identical %v diverged %v truncate %v lost %d epochs %v", rep.Identical, rep.Diverged, r.TruncateTo, r.LostRecords, r.Epochs)
+	}
+}
