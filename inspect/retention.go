@@ -181,6 +181,25 @@ type RetentionReport struct {
 	Summary  RetentionSummary
 }
 
+// HeldByFuture returns the first segment whose largest timestamp lies in
+// the future when that holds back time retention (KAFKA-20609): some
+// segment stays because of it. ok is false otherwise.
+func (rep *RetentionReport) HeldByFuture() (baseOffset int64, ok bool) {
+	held := false
+	for _, s := range rep.Segments {
+		held = held || s.HeldBy == "future-timestamp"
+	}
+	if !held {
+		return 0, false
+	}
+	for _, s := range rep.Segments {
+		if s.FutureTimestamp {
+			return s.BaseOffset, true
+		}
+	}
+	return 0, false
+}
+
 // Retention reads a partition directory's segment sizes, ages and log end
 // offset (batch headers only) and applies deleteOldSegments at opts.Now.
 func Retention(dir string, opts RetentionOptions) (*RetentionReport, error) {
@@ -655,8 +674,8 @@ func WriteRetentionTable(w io.Writer, rep *RetentionReport) error {
 		b = append(b, " (every segment goes: the broker first rolls an empty segment at the log end offset)"...)
 	}
 	b = append(b, '\n')
-	if len(s.FutureTimestampSegments) > 0 {
-		b = append(b, "timestamps in the future hold back time retention from segment "+i64(s.FutureTimestampSegments[0])+" on (KAFKA-20609)\n"...)
+	if base, ok := rep.HeldByFuture(); ok {
+		b = append(b, "timestamps in the future hold back time retention from segment "+i64(base)+" on (KAFKA-20609)\n"...)
 	}
 	if c := s.Compaction; c != nil {
 		b = append(b, "compaction: first dirty offset "+i64(c.FirstDirtyOffset)+", first uncleanable offset "+i64(c.FirstUncleanableOffset)+

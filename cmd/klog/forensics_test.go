@@ -99,6 +99,7 @@ func TestForensicsCommands(t *testing.T) {
 		{"retention nothing due", []string{"retention", "--now", "1700001000048", producer}, ExitOK, "deletable now: 0 segments", ""},
 		{"retention by time", []string{"retention", "--now", "1700087400048", "--retention-ms", "86400016", producer}, ExitOK, "delete: retention.ms", ""},
 		{"retention future timestamps", []string{"retention", "--now", "1600000000000", producer}, ExitFindings, "KAFKA-20609", ""},
+		{"retention future timestamps, no time limit", []string{"retention", "--now", "1600000000000", "--retention-ms", "-1", producer}, ExitOK, "kept: no-limit", ""},
 		{"retention config file", []string{"retention", "--now", "1700001000048", "--config", writeTemp(t, "retention.bytes=1200\n"), producer}, ExitOK, "delete: retention.bytes", ""},
 		{"retention bad config", []string{"retention", "--config", writeTemp(t, "retention.ms=x\n"), producer}, ExitTrouble, "", "not a number"},
 		{"retention two dirs", []string{"retention", producer, producer}, ExitTrouble, "", "exactly one"},

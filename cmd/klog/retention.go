@@ -40,8 +40,8 @@ offset, first uncleanable offset and dirty ratio are shown.
 --json writes one "segment" object per segment and one "summary" object;
 the fields are listed in the README.
 
-Exit status: 0 answered; 1 a segment's largest timestamp lies in the future
-(time retention is held back); 2 usage or I/O trouble.`,
+Exit status: 0 answered; 1 a largest timestamp in the future holds back time
+retention (KAFKA-20609); 2 usage or I/O trouble.`,
 	Flags: []cli.Flag{retentionMsFlag, retentionBytesFlag, retentionNowFlag, retentionConfigFlag, retentionPolicyFlag,
 		retentionHWFlag, retentionLSOFlag, retentionRecoverdFlag, viewsJSONFlag, maxBatchFlag},
 	Action: runRetention,
@@ -99,10 +99,8 @@ func runRetention(c *cli.Context) error {
 	}); err != nil {
 		return viewError("retention", err)
 	}
-	for _, s := range rep.Segments {
-		if s.FutureTimestamp {
-			return &exitError{code: ExitFindings}
-		}
+	if _, held := rep.HeldByFuture(); held {
+		return &exitError{code: ExitFindings}
 	}
 	return nil
 }
