@@ -321,3 +321,25 @@ func TestDiffFailures(t *testing.T) {
 		t.Error("no error for a missing replica")
 	}
 }
+
+// TestRetentionEmptyActiveSegment: every closed segment expired and the
+// active one empty: the closed ones go, the empty one stays (Kafka never
+// deletes a last segment that is empty) and no roll is needed.
+func TestRetentionEmptyActiveSegment(t *testing.T) {
+	now := int64(1800000000000)
+	dir, _ := buildPartition(t, []seg{{3, now - 30*day, true}, {3, now - 20*day, true}}, now)
+	if err := os.WriteFile(filepath.Join(dir, partition.FileName(6, partition.LogSuffix)), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultRetentionConfig()
+	rep, err := Retention(dir, RetentionOptions{Config: cfg, Now: now, HighWatermark: -1, LogStartOffset: -1, CleanerOffset: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deleted(rep); !slices.Equal(got, []int64{0, 3}) || rep.Summary.Rolled || rep.Summary.NewLogStartOffset != 6 || rep.Summary.LogEndOffset != 6 {
+		t.Fatalf("deleted %v rolled %v new start %d end %d", got, rep.Summary.Rolled, rep.Summary.NewLogStartOffset, rep.Summary.LogEndOffset)
+	}
+	if h := rep.Segments[2].HeldBy; h != "empty-active-segment" {
+		t.Errorf("held by %q", h)
+	}
+}
