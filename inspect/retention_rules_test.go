@@ -9,6 +9,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/produce"
 )
 
 // seg describes a hand-built segment: one batch of n records whose
@@ -341,5 +342,54 @@ func TestRetentionEmptyActiveSegment(t *testing.T) {
 	}
 	if h := rep.Segments[2].HeldBy; h != "empty-active-segment" {
 		t.Errorf("held by %q", h)
+	}
+}
+
+// TestRetentionProducedPartition: a partition written by klog produce (its
+// own rolls and indexes), aged from the batches (--recovered) and from its
+// time indexes: the decisions follow the ages reported.
+func TestRetentionProducedPartition(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	a, err := produce.Open(dir, produce.Options{Sync: produce.SyncNever, SegmentBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := int64(1700000000000)
+	for i := 0; i < 60; i++ {
+		recs := []format.Record{{Value: make([]byte, 300), Timestamp: base + int64(i)*3600000}}
+		if _, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	now := base + 59*3600000 + 1
+	cfg := DefaultRetentionConfig()
+	cfg.RetentionMs = 24 * 3600000
+	for _, recovered := range []bool{true, false} {
+		rep, err := Retention(dir, RetentionOptions{Config: cfg, Now: now, HighWatermark: -1, LogStartOffset: -1, CleanerOffset: -1, Recovered: recovered})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Segments) < 3 || rep.Summary.LogEndOffset != 60 {
+			t.Fatalf("%d segments, log end %d", len(rep.Segments), rep.Summary.LogEndOffset)
+		}
+		// Only a prefix goes, exactly the segments older than a day.
+		prefix := true
+		for _, s := range rep.Segments {
+			expired := now-s.LargestTimestamp > cfg.RetentionMs
+			if recovered && s.AgeSource != RetentionAgeBatches {
+				t.Errorf("segment %d aged from %s", s.BaseOffset, s.AgeSource)
+			}
+			want := prefix && expired && !s.Active
+			if s.Deletable != want {
+				t.Errorf("recovered %v: segment %d (age %d) deletable %v, want %v", recovered, s.BaseOffset, s.LargestTimestamp, s.Deletable, want)
+			}
+			prefix = prefix && expired
+		}
+		if rep.Summary.DeletableSegments == 0 {
+			t.Errorf("recovered %v: nothing deletable", recovered)
+		}
 	}
 }
