@@ -58,9 +58,6 @@ func runDump(c *cli.Context) error {
 		files = append(files, strings.Split(c.String(dumpFilesFlag.Name), ",")...)
 	}
 	args := c.Args().Slice()
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	files = append(files, args...)
 	if len(files) == 0 {
 		return usageError("dump: no files given (use --files or FILE arguments)")

@@ -32,9 +32,6 @@ func runOffsets(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("offsets: no DIR given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	var ts int64
 	switch t := c.String(offsetsTimeFlag.Name); t {
 	case "latest", "-1":

@@ -50,9 +50,6 @@ const tableRefresh = 500 * time.Millisecond
 
 func runTail(c *cli.Context) error {
 	paths := c.Args().Slice()
-	if err := checkArgs(paths); err != nil {
-		return err
-	}
 	if len(paths) == 0 {
 		return usageError("tail: no PATH given (a partition directory or a log directory)")
 	}

@@ -40,9 +40,6 @@ func runVerify(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("verify: no PATH given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
 	errw := c.App.ErrWriter
 	if isTerminal(errw) {

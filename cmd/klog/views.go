@@ -128,9 +128,6 @@ func runSegments(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("segments: no DIR given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	dirs, err := dump.PartitionDirs(args)
 	if err != nil {
 		return viewError("segments", err)
@@ -173,9 +170,6 @@ func runStats(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("stats: no PATH given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
@@ -202,9 +196,6 @@ func runStats(c *cli.Context) error {
 
 func runFind(c *cli.Context) error {
 	args := c.Args().Slice()
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if len(args) != 1 {
 		return usageError("find: give exactly one partition DIR (got %d arguments)", len(args))
 	}
