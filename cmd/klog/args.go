@@ -59,6 +59,7 @@ func normalizeArgs(app *cli.App, args []string) []string {
 func normalizeCommand(cmd *cli.Command, name string, args []string) []string {
 	var flags, pos []string
 	dashdash, help := false, false
+	dangling := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -84,7 +85,14 @@ func normalizeCommand(cmd *cli.Command, name string, args []string) []string {
 		if cli.HelpFlag != nil && hasName(cli.HelpFlag, flagName(a)) {
 			f, help = cli.HelpFlag, true
 		}
-		if f != nil && flagTakesValue(f) && i+1 < len(args) {
+		if f != nil && flagTakesValue(f) {
+			if i+1 == len(args) {
+				// No value: leave it last so that parsing says so rather
+				// than take an argument for its value.
+				flags = flags[:len(flags)-1]
+				dangling = a
+				break
+			}
 			flags = append(flags, args[i+1])
 			i++
 		}
@@ -99,6 +107,10 @@ func normalizeCommand(cmd *cli.Command, name string, args []string) []string {
 		}
 	}
 	out := append([]string{name}, flags...)
+	if dangling != "" {
+		// Parsing then reports the missing value.
+		return append(out, dangling)
+	}
 	if dashdash || anyFlagLike(pos) {
 		out = append(out, "--")
 	}

@@ -38,7 +38,7 @@ func TestNormalizeArgs(t *testing.T) {
 		{"help word after double dash is a file", "dump -- help", "dump -- help"},
 		{"global flag", "--version", "--version"},
 		{"unknown command untouched", "nosuch x --json", "nosuch x --json"},
-		{"flag value at the end", "verify DIR --jobs", "verify --jobs DIR"},
+		{"flag missing its value stays last", "verify DIR --jobs", "verify --jobs"},
 		{"no arguments", "", ""},
 	}
 	for _, c := range cases {
@@ -136,4 +136,3 @@ func TestDoubleDashFileNamedLikeAFlag(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
-
