@@ -33,4 +33,3 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
-
