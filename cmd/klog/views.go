@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/partition"
@@ -89,10 +87,15 @@ from there to the first batch whose last offset is >= N, and the first record
 with offset >= N in it (later segments are read when N is above a segment's
 data, as the broker's read does).
 
---timestamp T: as ListOffsets does, the first segment whose largest timestamp
-(its last time index entry) is >= T; in it the .timeindex entry with the
-largest timestamp <= T (else the segment start), the .index lookup of that
-entry's offset, and the scan to the first record with timestamp >= T.
+--timestamp T: as ListOffsets does (the same lookup as klog offsets --time),
+the first segment whose largest timestamp is >= T is the only one searched: a
+segment's largest timestamp is its last time index entry, or, when the time
+index has no entry, the .log file's modification time (the table and
+byModTime say when that decided). In it the .timeindex entry with the largest
+timestamp <= T (else the segment start), the .index lookup of that entry's
+offset, and the scan to the first record (transaction markers included) with
+timestamp >= T. The index files are taken as found, as a broker that started
+cleanly takes them.
 
 Only the index files and the batches from the looked-up position to the
 answer are read. Each index entry used is checked: it must point at the start
@@ -100,7 +103,7 @@ of a batch whose last offset is the entry's offset.
 
 --json writes one object: type ("find"), dir, query ("offset" or
 "timestamp"), target, found, exact, lookups ([{log, baseOffset, sizeBytes,
-maxTimestamp, timeIndexEntry {slot, timestamp, time, offset}, indexEntry
+maxTimestamp, largestTimestamp, byModTime, skipped, timeIndexEntry {slot, timestamp, time, offset}, indexEntry
 {slot, offset, position, ok}, startPosition, rescanned, batchesScanned,
 bytesRead, found}]), batch ({position, baseOffset, lastOffset, sizeBytes,
 magic, recordCount, compression, timestampType, maxTimestamp, producerId,
@@ -209,7 +212,7 @@ func runFind(c *cli.Context) error {
 			return usageError("find: --offset must not be negative")
 		}
 	default:
-		ts, err := parseTimestamp(c.String(findTimestampFlag.Name))
+		ts, err := parseTime(c.String(findTimestampFlag.Name))
 		if err != nil {
 			return usageError("find: --timestamp: %v", err)
 		}
@@ -255,20 +258,3 @@ func writeView(w io.Writer, render func(io.Writer) error) error {
 	return out.Flush()
 }
 
-// parseTimestamp reads epoch milliseconds or an RFC 3339 time.
-func parseTimestamp(s string) (int64, error) {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if v < 0 {
-			return 0, errors.New("must not be negative")
-		}
-		return v, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, errors.New("want epoch milliseconds or an RFC 3339 time, got " + strconv.Quote(s))
-	}
-	if t.UnixMilli() < 0 {
-		return 0, errors.New("must not be before 1970")
-	}
-	return t.UnixMilli(), nil
-}
