@@ -257,4 +257,3 @@ func writeView(w io.Writer, render func(io.Writer) error) error {
 	}
 	return out.Flush()
 }
-
