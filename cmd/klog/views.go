@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
@@ -18,8 +19,8 @@ import (
 var (
 	viewsJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "write JSON, one object per line (per segment, or per result), instead of tables"}
 	statsTopFlag      = &cli.IntFlag{Name: "top", Value: 10, Usage: "producers shown in the table, by batches (0: all); --json lists all"}
-	findOffsetFlag    = &cli.Int64Flag{Name: "offset", Usage: "find the record with this offset (or the next one present)"}
-	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, or RFC 3339 such as 2023-11-14T22:13:20Z)"}
+	findOffsetFlag    = &cli.StringFlag{Name: "offset", Usage: "find the record with this offset (or the next one present): N, -N (N before the log end offset) or earliest"}
+	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, RFC 3339 such as 2023-11-14T22:13:20Z, or -1h for an hour ago)"}
 	findMaxDataFlag   = &cli.IntFlag{Name: "max-data-bytes", Value: 512, Usage: "cut keys and values longer than this in the table (0: no limit); --json prints them whole"}
 )
 
@@ -207,9 +208,17 @@ func runFind(c *cli.Context) error {
 	case byOff == byTS:
 		return usageError("find: give exactly one of --offset and --timestamp")
 	case byOff:
-		q.Offset = c.Int64(findOffsetFlag.Name)
-		if q.Offset < 0 {
-			return usageError("find: --offset must not be negative")
+		o, err := parseOffset(c.String(findOffsetFlag.Name))
+		if err != nil {
+			return usageError("find: --offset: %v", err)
+		}
+		q.Offset = o.n
+		if o.kind != offsetAbsolute {
+			l, err := fetch.Open(args[0])
+			if err != nil {
+				return viewError("find", err)
+			}
+			q.Offset = o.resolve(l.LogStartOffset(), l.LogEndOffset())
 		}
 	default:
 		ts, err := parseTime(c.String(findTimestampFlag.Name))
