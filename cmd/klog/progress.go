@@ -3,7 +3,9 @@ package main
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,6 +92,43 @@ func (p *progress) newBar() *progressbar.ProgressBar {
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+}
+
+// addFunc is add as an OnBytes hook, nil when there is no bar (so that
+// the domain package skips counting altogether).
+func (p *progress) addFunc() func(int64) {
+	if p == nil {
+		return nil
+	}
+	return p.add
+}
+
+// sizeOf adds up the sizes of files (those that can be stat'ed).
+func sizeOf(files []string) int64 {
+	var n int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// logBytes adds up the sizes of the .log files of partition directories.
+func logBytes(dirs []string) int64 {
+	var files []string
+	for _, d := range dirs {
+		des, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, de := range des {
+			if strings.HasSuffix(de.Name(), ".log") {
+				files = append(files, filepath.Join(d, de.Name()))
+			}
+		}
+	}
+	return sizeOf(files)
 }
 
 // clear removes the bar from the terminal before a line of results goes

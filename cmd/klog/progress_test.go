@@ -56,7 +56,7 @@ func runOnPTY(t *testing.T, env []string, ptyStdout bool, args ...string) (term,
 	return shown.String(), out.String()
 }
 
-// TestProgressOnATerminal: verify shows a progress bar in bytes on a
+// TestProgressOnATerminal: verify (and stats, segments) shows a progress bar in bytes on a
 // terminal stderr, and clears it; not when piped, not with --no-progress,
 // not when --json goes to the same terminal; no colour with NO_COLOR.
 func TestProgressOnATerminal(t *testing.T) {
@@ -70,6 +70,13 @@ func TestProgressOnATerminal(t *testing.T) {
 	}
 	if !strings.Contains(out, "verified ") || strings.Contains(out, "verifying") {
 		t.Errorf("stdout has no summary, or has the progress bar:\n%s", out)
+	}
+
+	for _, cmd := range []string{"stats", "segments"} {
+		term, out := runOnPTY(t, nil, false, cmd, segments(t, "kafka-written", "unifiedlog-producer", "topic-0"))
+		if !strings.Contains(term, "reading") || !strings.Contains(term, "KiB") || strings.Contains(out, "reading") {
+			t.Errorf("%s: no progress bar on the terminal, or one on stdout:\n%q", cmd, term)
+		}
 	}
 
 	term, _ = runOnPTY(t, []string{"NO_COLOR=1"}, false, "verify", dir)

@@ -43,7 +43,7 @@ indexHealth, gapBefore, overlapBefore, tail, tailBytes, problems.
 
 Exit status: 0 clean; 1 an index has problems or segments overlap; 2 usage
 or I/O trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, noProgressFlag, maxBatchFlag},
 	Action: runSegments,
 }
 
@@ -72,7 +72,7 @@ noTimestampBytes, otherHoursBatches, otherHoursBytes, problems, problemCount.
 Exit status: 0 clean; 1 data problems were met (unreadable batches,
 undecompressable records, bytes after the last batch); 2 usage or I/O
 trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, statsTopFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, statsTopFlag, noProgressFlag, maxBatchFlag},
 	Action: runStats,
 }
 
@@ -141,9 +141,11 @@ func runSegments(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
+	bar := newProgress(c, "reading", logBytes(dirs), c.Bool(viewsJSONFlag.Name))
+	defer bar.finish()
 	findings := 0
 	for i, d := range dirs {
-		ps, err := dump.Segments(c.Context, d, dump.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+		ps, err := dump.Segments(c.Context, d, dump.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
 			return viewError("segments", err)
 		}
@@ -177,7 +179,13 @@ func runStats(c *cli.Context) error {
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
-	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+	files, err := dump.StatsFiles(args)
+	if err != nil {
+		return viewError("stats", err)
+	}
+	bar := newProgress(c, "reading", sizeOf(files), c.Bool(viewsJSONFlag.Name))
+	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
+	bar.finish()
 	if err != nil {
 		return viewError("stats", err)
 	}
