@@ -466,7 +466,7 @@ func segSizeCell(s SegmentRow) string {
 	if s.Log == "" {
 		return "no .log"
 	}
-	c := viewItoa(s.SizeBytes)
+	c := viewBytes(s.SizeBytes)
 	if s.Tail != format.TailNone.String() {
 		c += "\n" + viewItoa(s.TailBytes) + " " + s.Tail + " at end"
 	}

@@ -624,7 +624,7 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 		{"files", strconv.Itoa(r.Files)},
 		{"batches", viewItoa(r.Batches)},
 		{"records", viewItoa(r.Records)},
-		{"bytes", viewItoa(r.Bytes)},
+		{"bytes", viewBytes(r.Bytes)},
 		{"first batch time", viewTimeText(r.MinTimestamp)},
 		{"last batch time", viewTimeText(r.MaxTimestamp)},
 		{"control", viewItoa(r.ControlBatches) + " batches (" + pct(r.ControlBatchShare) + "), " + viewItoa(r.ControlRecords) + " records (" + pct(r.ControlRecordShare) + ")"},

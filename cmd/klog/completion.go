@@ -30,6 +30,7 @@ var flagChoices = map[cli.Flag][]string{
 	fromOffsetFlag:  offsetKeywords,
 	toOffsetFlag:    offsetKeywords,
 	tailFromFlag:    offsetKeywords,
+	formatFlag:      {"table", "tsv", "json"},
 	prodCodecFlag:   {"none", "gzip", "snappy", "lz4", "zstd"},
 	prodAcksFlag:    {"0", "1", "all"},
 	replAcksFlag:    {"0", "1", "all"},

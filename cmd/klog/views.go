@@ -43,7 +43,7 @@ indexHealth, gapBefore, overlapBefore, tail, tailBytes, problems.
 
 Exit status: 0 clean; 1 an index has problems or segments overlap; 2 usage
 or I/O trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, noProgressFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, noProgressFlag, maxBatchFlag},
 	Action: runSegments,
 }
 
@@ -72,7 +72,7 @@ noTimestampBytes, otherHoursBatches, otherHoursBytes, problems, problemCount.
 Exit status: 0 clean; 1 data problems were met (unreadable batches,
 undecompressable records, bytes after the last batch); 2 usage or I/O
 trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, statsTopFlag, noProgressFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, statsTopFlag, noProgressFlag, maxBatchFlag},
 	Action: runStats,
 }
 
@@ -117,7 +117,7 @@ or time index entry used does not match the log, or a record on the way
 cannot be decoded (the answer is still given, from a scan of the segment
 start when the index entry is unusable); 2 usage or I/O trouble, or an
 offset out of range (below the first segment, or at or past the log end).`,
-	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, findMaxDataFlag, maxBatchFlag},
+	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag},
 	Action: runFind,
 }
 
@@ -141,7 +141,11 @@ func runSegments(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
-	bar := newProgress(c, "reading", logBytes(dirs), c.Bool(viewsJSONFlag.Name))
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(c, "reading", logBytes(dirs), format == "json")
 	defer bar.finish()
 	findings := 0
 	for i, d := range dirs {
@@ -150,13 +154,13 @@ func runSegments(c *cli.Context) error {
 			return viewError("segments", err)
 		}
 		findings += ps.Findings()
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			err = dump.WriteSegmentsJSON(out, ps)
 		} else {
 			if i > 0 {
 				out.WriteString("\n")
 			}
-			err = dump.WriteSegmentsTable(out, ps)
+			err = dump.WriteSegmentsTable(styled(c, out, format), ps)
 		}
 		if err != nil {
 			return viewError("segments", err)
@@ -183,7 +187,11 @@ func runStats(c *cli.Context) error {
 	if err != nil {
 		return viewError("stats", err)
 	}
-	bar := newProgress(c, "reading", sizeOf(files), c.Bool(viewsJSONFlag.Name))
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(c, "reading", sizeOf(files), format == "json")
 	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 	bar.finish()
 	if err != nil {
@@ -193,10 +201,10 @@ func runStats(c *cli.Context) error {
 		return usageError("stats: no segment found in %s", strings.Join(args, ", "))
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			return dump.WriteStatsJSON(w, rep)
 		}
-		return dump.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name))
+		return dump.WriteStatsTable(styled(c, w, format), rep, c.Int(statsTopFlag.Name))
 	}); err != nil {
 		return viewError("stats", err)
 	}
@@ -210,6 +218,10 @@ func runFind(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) != 1 {
 		return usageError("find: give exactly one partition DIR (got %d arguments)", len(args))
+	}
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
 	}
 	var q dump.FindQuery
 	switch byOff, byTS := c.IsSet(findOffsetFlag.Name), c.IsSet(findTimestampFlag.Name); {
@@ -253,10 +265,10 @@ func runFind(c *cli.Context) error {
 		return viewError("find", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			return dump.WriteFindJSON(w, res)
 		}
-		return dump.WriteFindTable(w, res, c.Int(findMaxDataFlag.Name))
+		return dump.WriteFindTable(styled(c, w, format), res, c.Int(findMaxDataFlag.Name))
 	}); err != nil {
 		return viewError("find", err)
 	}
