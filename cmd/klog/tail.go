@@ -516,7 +516,7 @@ func (t *tailTable) draw(now time.Time) error {
 	} else {
 		t.buf.WriteString(now.UTC().Format("2006-01-02T15:04:05.000Z") + "\n")
 	}
-	if err := dump.WriteTable(&t.buf, tableHeader, rows); err != nil {
+	if err := dump.WriteTable(&dump.StyledWriter{W: &t.buf, Style: dump.TableStyle{MaxWidth: terminalWidth(t.w)}}, tableHeader, rows); err != nil {
 		return errors.New("table: " + err.Error())
 	}
 	_, err := t.w.Write(t.buf.Bytes())
