@@ -48,7 +48,7 @@ stderr, except that where Kafka dies with a stack trace klog prints one problem
 line ("klog: dump: FILE: ...") naming the position and offset.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
-	Flags: []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
+	Flags: []cli.Flag{noProgressFlag, dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
 		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, keyEncFlag, valueEncFlag,
 		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag},
 	Action: runDump,
@@ -129,7 +129,17 @@ func runDump(c *cli.Context) error {
 			opts.MaxBytes = -1
 		}
 	}
+	var logs []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".log") || strings.HasSuffix(f, ".checkpoint") {
+			logs = append(logs, f)
+		}
+	}
+	// The dump itself is the data: no bar while it goes to the terminal.
+	bar := newProgress(c, "dumping", sizeOf(logs), true)
+	opts.OnBytes = bar.addFunc()
 	res, err := dump.Run(files, opts, c.App.Writer, c.App.ErrWriter)
+	bar.finish()
 	var ioe *dump.IOError
 	var fe *dump.FatalError
 	switch {

@@ -79,6 +79,19 @@ func TestProgressOnATerminal(t *testing.T) {
 		}
 	}
 
+	// dump: a bar while the dump goes to a file or a pipe, none while it
+	// goes to the terminal.
+	log := segments(t, "kafka-written", "unifiedlog-producer", "topic-0", "00000000000000000000.log")
+	log2 := segments(t, "kafka-written", "unifiedlog-producer", "topic-0", "00000000000000000016.log")
+	term, out = runOnPTY(t, nil, false, "dump", "--deep-iteration", log, log2)
+	if !strings.Contains(term, "dumping") || !strings.Contains(out, "Dumping") {
+		t.Errorf("dump to a pipe: no bar on the terminal:\n%q", term)
+	}
+	term, _ = runOnPTY(t, nil, true, "dump", log)
+	if strings.Contains(term, "dumping") {
+		t.Errorf("dump to the terminal: a bar mixed into it:\n%q", term)
+	}
+
 	term, _ = runOnPTY(t, []string{"NO_COLOR=1"}, false, "verify", dir)
 	if !strings.Contains(term, "verifying") || strings.Contains(term, "\x1b[36m") {
 		t.Errorf("with NO_COLOR: want a bar without colour:\n%q", term)
