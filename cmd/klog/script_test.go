@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -25,6 +27,13 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "ci": // tools missing in CI are failures, not skips
+				return os.Getenv("CI") == "true", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("SEGMENTS", seg)
 			env.Setenv("NO_COLOR", "")

@@ -2,11 +2,11 @@
 function __klog_complete
     set -l tokens (commandline -opc)
     set -l cur (commandline -ct)
-    set -l out ($tokens[1] $tokens[2..-1] $cur --generate-bash-completion 2>/dev/null)
+    set -l out ($tokens[1] $tokens[2..-1] "$cur" --generate-bash-completion 2>/dev/null)
     if test (count $out) -gt 0
         printf '%s\n' $out
     else
-        __fish_complete_path $cur
+        __fish_complete_path "$cur"
     end
 end
 complete -c klog -f -a '(__klog_complete)'
