@@ -22,7 +22,8 @@ var (
 type buildVersion struct {
 	Version  string // module version, or the -X main.version value
 	Revision string // VCS revision; "+dirty" when built from a modified tree
-	Time     string // build time from -X main.date, else the commit time
+	Commit   string // the revision's commit time (build info's vcs.time)
+	Time     string // build time, from -X main.date (go build records none)
 	Go       string // Go toolchain
 	Platform string // GOOS/GOARCH
 }
@@ -54,9 +55,7 @@ func readBuildVersion() buildVersion {
 			v.Revision += "+dirty"
 		}
 	}
-	if v.Time == "" {
-		v.Time = t
-	}
+	v.Commit = t
 	return v
 }
 
@@ -67,7 +66,15 @@ func (v buildVersion) write(w io.Writer) {
 		}
 		return s
 	}
-	fmt.Fprintf(w, "klog version %s\nrevision: %s\nbuilt: %s\ngo: %s %s\n", v.Version, or(v.Revision), or(v.Time), v.Go, v.Platform)
+	rev := or(v.Revision)
+	if v.Commit != "" {
+		rev += " (committed " + v.Commit + ")"
+	}
+	built := v.Time
+	if built == "" {
+		built = "unknown (release builds record it)"
+	}
+	fmt.Fprintf(w, "klog version %s\nrevision: %s\nbuilt: %s\ngo: %s %s\n", v.Version, rev, built, v.Go, v.Platform)
 }
 
 var versionCommand = &cli.Command{
