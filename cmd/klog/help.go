@@ -118,7 +118,8 @@ var prepareOnce sync.Once
 //   - `klog CMD help` is not a subcommand (normalizeArgs handles it);
 //   - required flags are checked in one line;
 //   - a default already spelled out in the usage ("(default: ...)") is not
-//     printed a second time by urfave/cli.
+//     printed a second time by urfave/cli, and switches that are off by
+//     default do not say "(default: false)".
 func prepareCommands(cmds []*cli.Command) {
 	prepareOnce.Do(func() {
 		cli.VersionPrinter = printVersion
@@ -137,6 +138,9 @@ func prepareCommand(cmd *cli.Command) {
 			setNotRequired(f)
 		}
 		moveDefault(f)
+		if b, ok := f.(*cli.BoolFlag); ok && !b.Value && b.DefaultText == "" {
+			b.DisableDefaultText = true // "(default: false)" on every switch is noise
+		}
 	}
 	if req := requiredFlags[cmd]; len(req) > 0 {
 		before := cmd.Before
