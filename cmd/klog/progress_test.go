@@ -65,6 +65,9 @@ func TestProgressOnATerminal(t *testing.T) {
 	if !strings.Contains(term, "verifying") || !strings.Contains(term, "KiB") {
 		t.Errorf("no progress bar in bytes on the terminal:\n%q", term)
 	}
+	if i := strings.LastIndex(term, "verifying"); i < 0 || strings.TrimRight(term[i:], " \r") == term[i:] {
+		t.Errorf("the bar is not cleared at the end:\n%q", term)
+	}
 	if !strings.Contains(term, "\x1b[36m") {
 		t.Errorf("no colour without NO_COLOR:\n%q", term)
 	}
