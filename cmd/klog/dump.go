@@ -129,14 +129,16 @@ func runDump(c *cli.Context) error {
 			opts.MaxBytes = -1
 		}
 	}
-	var logs []string
-	for _, f := range files {
-		if strings.HasSuffix(f, ".log") || strings.HasSuffix(f, ".checkpoint") {
-			logs = append(logs, f)
-		}
-	}
 	// The dump itself is the data: no bar while it goes to the terminal.
-	bar := newProgress(c, "dumping", sizeOf(logs), true)
+	bar := newProgress(c, "dumping", true, func() int64 {
+		var logs []string
+		for _, f := range files {
+			if strings.HasSuffix(f, ".log") || strings.HasSuffix(f, ".checkpoint") {
+				logs = append(logs, f)
+			}
+		}
+		return sizeOf(logs)
+	})
 	opts.OnBytes = bar.addFunc()
 	res, err := dump.Run(files, opts, c.App.Writer, c.App.ErrWriter)
 	bar.finish()

@@ -41,18 +41,25 @@ type progress struct {
 // KLOG_PROGRESS_DELAY (a Go duration) overrides it.
 const progressDelay = 500 * time.Millisecond
 
-// newProgress returns a bar for total bytes if one should be shown for
-// this command, else nil. jsonOut says that stdout carries JSON.
-func newProgress(c *cli.Context, what string, total int64, jsonOut bool) *progress {
-	if c.Bool(noProgressFlag.Name) || !isTerminal(c.App.ErrWriter) || (jsonOut && isTerminal(c.App.Writer)) {
+// newProgress returns a bar for total() bytes if one should be shown for
+// this command, else nil (total is then not called). jsonOut says that
+// stdout carries JSON (or other data a bar must not mix with).
+func newProgress(c *cli.Context, what string, jsonOut bool, total func() int64) *progress {
+	if !progressWanted(c, jsonOut) {
 		return nil
 	}
 	delay := progressDelay
 	if d, err := time.ParseDuration(os.Getenv("KLOG_PROGRESS_DELAY")); err == nil && d >= 0 {
 		delay = d
 	}
-	return &progress{w: c.App.ErrWriter, what: what, color: os.Getenv("NO_COLOR") == "", total: total,
+	return &progress{w: c.App.ErrWriter, what: what, color: os.Getenv("NO_COLOR") == "", total: total(),
 		start: time.Now(), delay: delay, clearOut: isTerminal(c.App.Writer)}
+}
+
+// progressWanted says whether a bar may be shown, so that commands skip
+// the counting altogether when none will be.
+func progressWanted(c *cli.Context, jsonOut bool) bool {
+	return !c.Bool(noProgressFlag.Name) && isTerminal(c.App.ErrWriter) && !(jsonOut && isTerminal(c.App.Writer))
 }
 
 func (p *progress) add(n int64) {

@@ -63,8 +63,10 @@ func runVerify(c *cli.Context) error {
 		b        strings.Builder
 	)
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
-	opts.OnStart = func(_ int, total int64) { bar = newProgress(c, "verifying", total, jsonOut) }
-	opts.OnBytes = func(n int64) { bar.add(n) }
+	if progressWanted(c, jsonOut) {
+		opts.OnStart = func(_ int, total int64) { bar = newProgress(c, "verifying", jsonOut, func() int64 { return total }) }
+		opts.OnBytes = func(n int64) { bar.add(n) }
+	}
 	opts.OnFile = func(f *verify.FileReport) {
 		if stopped {
 			return

@@ -145,7 +145,7 @@ func runSegments(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	bar := newProgress(c, "reading", logBytes(dirs), format == "json")
+	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
 	defer bar.finish()
 	findings := 0
 	for i, d := range dirs {
@@ -183,15 +183,14 @@ func runStats(c *cli.Context) error {
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
-	files, err := dump.StatsFiles(args)
-	if err != nil {
-		return viewError("stats", err)
-	}
 	format, err := viewFormat(c)
 	if err != nil {
 		return err
 	}
-	bar := newProgress(c, "reading", sizeOf(files), format == "json")
+	bar := newProgress(c, "reading", format == "json", func() int64 {
+		files, _ := dump.StatsFiles(args) // errors are CollectStats's to report
+		return sizeOf(files)
+	})
 	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 	bar.finish()
 	if err != nil {
