@@ -41,9 +41,6 @@ usage or I/O trouble (including an unreadable batch in a replica).`,
 
 func runDiff(c *cli.Context) error {
 	args := c.Args().Slice()
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if len(args) < 2 {
 		return usageError("diff: give at least two replica DIRs (got %d)", len(args))
 	}

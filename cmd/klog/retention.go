@@ -49,9 +49,6 @@ retention (KAFKA-20609); 2 usage or I/O trouble.`,
 
 func runRetention(c *cli.Context) error {
 	args := c.Args().Slice()
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if len(args) != 1 {
 		return usageError("retention: give exactly one partition DIR (got %d arguments)", len(args))
 	}
@@ -79,7 +76,7 @@ func runRetention(c *cli.Context) error {
 	}
 	now := time.Now().UnixMilli()
 	if s := c.String(retentionNowFlag.Name); s != "" {
-		v, err := parseTimestamp(s)
+		v, err := parseTime(s)
 		if err != nil {
 			return usageError("retention: --now: %v", err)
 		}
