@@ -9,8 +9,18 @@ import (
 	"github.com/olekukonko/tablewriter"
 )
 
-// writeTable renders rows under a header (tablewriter v1), for people.
+// tableWriter is a writer that lays out tables itself (cmd/klog's
+// --format: a terminal width, or TSV).
+type tableWriter interface {
+	WriteTable(header []string, rows [][]string) error
+}
+
+// writeTable renders rows under a header (tablewriter v1), for people, or
+// through w's own table layout when it has one.
 func writeTable(w io.Writer, header []string, rows [][]string) error {
+	if tw, ok := w.(tableWriter); ok {
+		return tw.WriteTable(header, rows)
+	}
 	t := tablewriter.NewWriter(w)
 	h := make([]any, len(header))
 	for i, s := range header {

@@ -35,7 +35,7 @@ unclean election loses.
 
 Exit status: 0 identical, or replicas only behind the leader; 1 diverged; 2
 usage or I/O trouble (including an unreadable batch in a replica).`,
-	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, viewsJSONFlag, maxBatchFlag},
+	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, viewsJSONFlag, formatFlag, maxBatchFlag},
 	Action: runDiff,
 }
 
@@ -48,6 +48,10 @@ func runDiff(c *cli.Context) error {
 		if !partition.IsPartitionDir(a) {
 			return usageError("diff: %s is not a partition directory", a)
 		}
+	}
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
 	}
 	leader := -1
 	if l := c.String(diffLeaderFlag.Name); l != "" {
@@ -68,10 +72,10 @@ func runDiff(c *cli.Context) error {
 		return viewError("diff", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			return inspect.WriteDiffJSON(w, rep)
 		}
-		return inspect.WriteDiffText(w, rep)
+		return inspect.WriteDiffText(styled(c, w, format), rep)
 	}); err != nil {
 		return viewError("diff", err)
 	}

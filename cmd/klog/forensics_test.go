@@ -84,6 +84,7 @@ func crashCluster(t *testing.T) []string {
 }
 
 func TestForensicsCommands(t *testing.T) {
+	t.Setenv("COLUMNS", "")
 	producer := segments(t, "kafka-written", "unifiedlog-producer", "topic-0")
 	dirs := crashCluster(t)
 	agree := []string{producer, copyPartition(t, producer)}
@@ -102,6 +103,9 @@ func TestForensicsCommands(t *testing.T) {
 		{"retention future timestamps, no time limit", []string{"retention", "--now", "1600000000000", "--retention-ms", "-1", producer}, ExitOK, "kept: no-limit", ""},
 		{"retention config file", []string{"retention", "--now", "1700001000048", "--config", writeTemp(t, "retention.bytes=1200\n"), producer}, ExitOK, "delete: retention.bytes", ""},
 		{"retention bad config", []string{"retention", "--config", writeTemp(t, "retention.ms=x\n"), producer}, ExitTrouble, "", "not a number"},
+		{"retention tsv", []string{"retention", "--format", "tsv", "--now", "1700001000048", producer}, ExitOK, "segment\tnext offset\tbytes", ""},
+		{"retention json and tsv", []string{"retention", "--json", "--format", "tsv", producer}, ExitTrouble, "", "exclude each other"},
+		{"diff tsv", append([]string{"diff", "--format", "tsv"}, dirs...), ExitFindings, "replica\tstate\tlog start", ""},
 		{"retention two dirs", []string{"retention", producer, producer}, ExitTrouble, "", "exactly one"},
 		{"retention not a partition", []string{"retention", t.TempDir() + "/x"}, ExitTrouble, "", "not a partition directory"},
 		{"retention bad now", []string{"retention", "--now", "yesterday", producer}, ExitTrouble, "", "--now"},
@@ -154,6 +158,7 @@ func writeTemp(t *testing.T, s string) string {
 // TestForensicsGolden pins klog's own output of retention and diff (text
 // and JSON) and checks that every JSON object has a "type".
 func TestForensicsGolden(t *testing.T) {
+	t.Setenv("COLUMNS", "")
 	producer := segments(t, "kafka-written", "unifiedlog-producer", "topic-0")
 	dirs := crashCluster(t)
 	root := filepath.Dir(filepath.Dir(dirs[0]))

@@ -43,7 +43,7 @@ the fields are listed in the README.
 Exit status: 0 answered; 1 a largest timestamp in the future holds back time
 retention (KAFKA-20609); 2 usage or I/O trouble.`,
 	Flags: []cli.Flag{retentionMsFlag, retentionBytesFlag, retentionNowFlag, retentionConfigFlag, retentionPolicyFlag,
-		retentionHWFlag, retentionLSOFlag, retentionRecoverdFlag, viewsJSONFlag, maxBatchFlag},
+		retentionHWFlag, retentionLSOFlag, retentionRecoverdFlag, viewsJSONFlag, formatFlag, maxBatchFlag},
 	Action: runRetention,
 }
 
@@ -54,6 +54,10 @@ func runRetention(c *cli.Context) error {
 	}
 	if !partition.IsPartitionDir(args[0]) {
 		return usageError("retention: %s is not a partition directory", args[0])
+	}
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
 	}
 	cfg := inspect.DefaultRetentionConfig()
 	if p := c.String(retentionConfigFlag.Name); p != "" {
@@ -89,10 +93,10 @@ func runRetention(c *cli.Context) error {
 		return viewError("retention", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			return inspect.WriteRetentionJSON(w, rep)
 		}
-		return inspect.WriteRetentionTable(w, rep)
+		return inspect.WriteRetentionTable(styled(c, w, format), rep)
 	}); err != nil {
 		return viewError("retention", err)
 	}

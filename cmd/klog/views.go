@@ -240,7 +240,7 @@ func runStats(c *cli.Context) error {
 		if _, err := io.WriteString(w, "\n"); err != nil {
 			return err
 		}
-		return inspect.WriteWhatIfTable(w, whatIf)
+		return inspect.WriteWhatIfTable(styled(c, w, format), whatIf)
 	}); err != nil {
 		return viewError("stats", err)
 	}
