@@ -358,13 +358,14 @@ func TestLongPoll(t *testing.T) {
 }
 
 func TestParseIsolation(t *testing.T) {
-	for s, want := range map[string]Isolation{"": ReadUncommitted, "read_uncommitted": ReadUncommitted, "uncommitted": ReadUncommitted,
-		"read_committed": ReadCommitted, "committed": ReadCommitted} {
+	for s, want := range map[string]Isolation{"read_uncommitted": ReadUncommitted, "read_committed": ReadCommitted} {
 		if got, err := ParseIsolation(s); err != nil || got != want {
 			t.Errorf("ParseIsolation(%q) = %v, %v", s, got, err)
 		}
 	}
-	if _, err := ParseIsolation("READ_COMMITTED"); err == nil {
-		t.Errorf("accepted READ_COMMITTED")
+	for _, bad := range []string{"", "committed", "READ_COMMITTED"} {
+		if _, err := ParseIsolation(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
 	}
 }

@@ -26,16 +26,16 @@ func (i Isolation) String() string {
 	return "read_uncommitted"
 }
 
-// ParseIsolation reads read_uncommitted or read_committed (also
-// uncommitted, committed; "" is read_uncommitted, the consumer default).
+// ParseIsolation reads an isolation level as Kafka's consumers spell it
+// (isolation.level): read_uncommitted or read_committed.
 func ParseIsolation(s string) (Isolation, error) {
 	switch s {
-	case "", "read_uncommitted", "uncommitted":
+	case "read_uncommitted":
 		return ReadUncommitted, nil
-	case "read_committed", "committed":
+	case "read_committed":
 		return ReadCommitted, nil
 	}
-	return 0, errors.New("isolation must be read_uncommitted or read_committed, got " + strconv.Quote(s))
+	return 0, errors.New("want read_uncommitted or read_committed, got " + strconv.Quote(s))
 }
 
 // Broker and client defaults (KafkaConfig, ConsumerConfig).

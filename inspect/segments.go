@@ -59,6 +59,10 @@ type SegmentsOptions struct {
 	MaxDecompressedBytes int
 	// Jobs is how many index files are verified at once (0: GOMAXPROCS).
 	Jobs int
+	// OnBytes, if set, is told how many bytes of the .log files have been
+	// read, as they are read (for progress); the calls add up to the logs'
+	// sizes.
+	OnBytes func(n int64)
 }
 
 // PartitionSegments is the segment table of one partition directory.
@@ -252,6 +256,11 @@ func (s *segScanner) scanFile(row *SegmentRow) error {
 	if err != nil {
 		return &dump.IOError{Path: row.Log, Err: err}
 	}
+	if s.opts.OnBytes != nil {
+		pr := dump.NewProgressReaderAt(f, s.opts.OnBytes)
+		defer pr.Done(st.Size())
+		return s.scan(pr, st.Size(), row)
+	}
 	return s.scan(f, st.Size(), row)
 }
 
@@ -433,7 +442,7 @@ func segSizeCell(s SegmentRow) string {
 	if s.Log == "" {
 		return "no .log"
 	}
-	c := viewItoa(s.SizeBytes)
+	c := dump.ViewBytes(s.SizeBytes)
 	if s.Tail != format.TailNone.String() {
 		c += "\n" + viewItoa(s.TailBytes) + " " + s.Tail + " at end"
 	}

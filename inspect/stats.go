@@ -49,6 +49,10 @@ type StatsOptions struct {
 	// DefaultStatsMaxProducers); batches of further producers are counted
 	// in ProducerStats.OtherBatches.
 	MaxProducers int
+	// OnBytes, if set, is told how many bytes of the segments have been
+	// read, as they are read (for progress); the calls add up to the
+	// segments' sizes.
+	OnBytes func(n int64)
 	// MaxHours caps the distinct hour buckets (0: DefaultStatsMaxHours);
 	// further bytes go to StatsReport.OtherHoursBytes.
 	MaxHours int
@@ -276,6 +280,11 @@ func (c *statsCollector) addFile(path string) error {
 	st, err := f.Stat()
 	if err != nil {
 		return &dump.IOError{Path: path, Err: err}
+	}
+	if c.opts.OnBytes != nil {
+		pr := dump.NewProgressReaderAt(f, c.opts.OnBytes)
+		defer pr.Done(st.Size())
+		return c.add(path, pr, st.Size())
 	}
 	return c.add(path, f, st.Size())
 }
@@ -617,7 +626,7 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 		{"files", strconv.Itoa(r.Files)},
 		{"batches", viewItoa(r.Batches)},
 		{"records", viewItoa(r.Records)},
-		{"bytes", viewItoa(r.Bytes)},
+		{"bytes", dump.ViewBytes(r.Bytes)},
 		{"first batch time", viewTimeText(r.MinTimestamp)},
 		{"last batch time", viewTimeText(r.MaxTimestamp)},
 		{"control", viewItoa(r.ControlBatches) + " batches (" + pct(r.ControlBatchShare) + "), " + viewItoa(r.ControlRecords) + " records (" + pct(r.ControlRecordShare) + ")"},

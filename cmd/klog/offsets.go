@@ -65,7 +65,7 @@ func parseOffsetsTime(s string) (int64, error) {
 	case "max-timestamp", "-3":
 		return partition.MaxTimestamp, nil
 	}
-	return parseTimestamp(s)
+	return parseTime(s)
 }
 
 func runOffsets(c *cli.Context) error {
@@ -73,16 +73,13 @@ func runOffsets(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("offsets: no DIR given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	target, err := parseOffsetsTime(c.String(offsetsTimeFlag.Name))
 	if err != nil {
 		return usageError("offsets: --time must be earliest, latest, max-timestamp or a timestamp: %v", err)
 	}
-	iso, err := fetch.ParseIsolation(c.String(offsetsIsoFlag.Name))
+	iso, err := parseIsolation(c.String(offsetsIsoFlag.Name))
 	if err != nil {
-		return usageError("offsets: --isolation must be read_uncommitted or read_committed")
+		return usageError("offsets: --isolation: %v", err)
 	}
 	mode := partition.IndexesAsFound
 	if c.Bool(offsetsRebuildFlag.Name) {

@@ -88,7 +88,7 @@ func runReplicate(c *cli.Context) error {
 		return nil
 	}
 	header, rows := cl.Table(res, sc.Group != "")
-	if err := dump.WriteTable(out, header, rows); err != nil {
+	if err := dump.WriteTable(styled(c, out, "table"), header, rows); err != nil {
 		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
 	}
 	for i, call := range res.Calls {

@@ -4,10 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
@@ -20,8 +19,10 @@ import (
 var (
 	viewsJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "write JSON, one object per line (per segment, or per result), instead of tables"}
 	statsTopFlag      = &cli.IntFlag{Name: "top", Value: 10, Usage: "producers shown in the table, by batches (0: all); --json lists all"}
-	findOffsetFlag    = &cli.Int64Flag{Name: "offset", Usage: "find the record with this offset (or the next one present)"}
-	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, or RFC 3339 such as 2023-11-14T22:13:20Z)"}
+	statsWhatIfFlag   = &cli.StringFlag{Name: "what-if", Usage: "also recompress every v2 batch's records with these `CODECS` (e.g. zstd,lz4,gzip,snappy,none) at Kafka's default levels: stored bytes, ratio against today, CPU per MiB"}
+	statsSampleFlag   = &cli.Float64Flag{Name: "sample", Value: 1, Usage: "with --what-if: recompress this `FRACTION` of the batches (0 < f <= 1; deterministic)"}
+	findOffsetFlag    = &cli.StringFlag{Name: "offset", Usage: "find the record with this offset (or the next one present): N, -N (N before the log end offset) or earliest"}
+	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, RFC 3339 such as 2023-11-14T22:13:20Z, or -1h for an hour ago)"}
 	findMaxDataFlag   = &cli.IntFlag{Name: "max-data-bytes", Value: 512, Usage: "cut keys and values longer than this in the table (0: no limit); --json prints them whole"}
 )
 
@@ -44,7 +45,7 @@ indexHealth, gapBefore, overlapBefore, tail, tailBytes, problems.
 
 Exit status: 0 clean; 1 an index has problems or segments overlap; 2 usage
 or I/O trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, noProgressFlag, maxBatchFlag},
 	Action: runSegments,
 }
 
@@ -70,10 +71,20 @@ transactionalRecords, transactionalBatchShare, transactionalRecordShare,
 hours ([{hour, hourMs, batches, bytes}]), noTimestampBatches,
 noTimestampBytes, otherHoursBatches, otherHoursBytes, problems, problemCount.
 
+--what-if CODECS recompresses the records of every v2 batch (or a --sample
+fraction of them, chosen deterministically) with each codec at Kafka's
+default levels and reports stored bytes, the ratio against today and
+compression/decompression CPU time per MiB of records (KIP-640's question).
+It prints a table after the stats, or with --json a second object: type
+("whatif"), files, sample, batches, sampledBatches, legacyBatches,
+undecodableBatches, todayBytes, recordBytes, todayCodecs, codecs
+([{codec, storedBytes, ratio, savedBytes, compressMsPerMiB,
+decompressMsPerMiB, errors}]).
+
 Exit status: 0 clean; 1 data problems were met (unreadable batches,
 undecompressable records, bytes after the last batch); 2 usage or I/O
 trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, statsTopFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, statsTopFlag, statsWhatIfFlag, statsSampleFlag, noProgressFlag, maxBatchFlag},
 	Action: runStats,
 }
 
@@ -118,7 +129,7 @@ or time index entry used does not match the log, or a record on the way
 cannot be decoded (the answer is still given, from a scan of the segment
 start when the index entry is unusable); 2 usage or I/O trouble, or an
 offset out of range (below the first segment, or at or past the log end).`,
-	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
+	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
 	Action: runFind,
 }
 
@@ -133,9 +144,6 @@ func runSegments(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("segments: no DIR given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	dirs, err := inspect.PartitionDirs(args)
 	if err != nil {
 		return viewError("segments", err)
@@ -145,20 +153,26 @@ func runSegments(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
+	defer bar.finish()
 	findings := 0
 	for i, d := range dirs {
-		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
 			return viewError("segments", err)
 		}
 		findings += ps.Findings()
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			err = inspect.WriteSegmentsJSON(out, ps)
 		} else {
 			if i > 0 {
 				out.WriteString("\n")
 			}
-			err = inspect.WriteSegmentsTable(out, ps)
+			err = inspect.WriteSegmentsTable(styled(c, out, format), ps)
 		}
 		if err != nil {
 			return viewError("segments", err)
@@ -178,24 +192,54 @@ func runStats(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("stats: no PATH given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
-	rep, err := inspect.CollectStats(c.Context, args, inspect.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+	whatIfCodecs, err := statsWhatIfCodecs(c)
+	if err != nil {
+		return err
+	}
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(c, "reading", format == "json", func() int64 {
+		files, _ := inspect.StatsFiles(args) // errors are CollectStats's to report
+		return sizeOf(files)
+	})
+	rep, err := inspect.CollectStats(c.Context, args, inspect.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
+	bar.finish()
 	if err != nil {
 		return viewError("stats", err)
+	}
+	var whatIf *inspect.WhatIfReport
+	if whatIfCodecs != nil {
+		files, err := inspect.StatsFiles(args)
+		if err != nil {
+			return viewError("stats", err)
+		}
+		whatIf, err = inspect.WhatIf(c.Context, files, inspect.WhatIfOptions{Codecs: whatIfCodecs, Sample: c.Float64(statsSampleFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+		if err != nil {
+			return viewError("stats", err)
+		}
 	}
 	if rep.Files == 0 {
 		return usageError("stats: no segment found in %s", strings.Join(args, ", "))
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
-			return inspect.WriteStatsJSON(w, rep)
+		if format == "json" {
+			if err := inspect.WriteStatsJSON(w, rep); err != nil || whatIf == nil {
+				return err
+			}
+			return inspect.WriteWhatIfJSON(w, whatIf)
 		}
-		return inspect.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name))
+		if err := inspect.WriteStatsTable(styled(c, w, format), rep, c.Int(statsTopFlag.Name)); err != nil || whatIf == nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		return inspect.WriteWhatIfTable(styled(c, w, format), whatIf)
 	}); err != nil {
 		return viewError("stats", err)
 	}
@@ -207,23 +251,32 @@ func runStats(c *cli.Context) error {
 
 func runFind(c *cli.Context) error {
 	args := c.Args().Slice()
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if len(args) != 1 {
 		return usageError("find: give exactly one partition DIR (got %d arguments)", len(args))
+	}
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
 	}
 	var q inspect.FindQuery
 	switch byOff, byTS := c.IsSet(findOffsetFlag.Name), c.IsSet(findTimestampFlag.Name); {
 	case byOff == byTS:
 		return usageError("find: give exactly one of --offset and --timestamp")
 	case byOff:
-		q.Offset = c.Int64(findOffsetFlag.Name)
-		if q.Offset < 0 {
-			return usageError("find: --offset must not be negative")
+		o, err := parseOffset(c.String(findOffsetFlag.Name))
+		if err != nil {
+			return usageError("find: --offset: %v", err)
+		}
+		q.Offset = o.n
+		if o.kind != offsetAbsolute {
+			l, err := fetch.Open(args[0])
+			if err != nil {
+				return viewError("find", err)
+			}
+			q.Offset = o.resolve(l.LogStartOffset(), l.LogEndOffset())
 		}
 	default:
-		ts, err := parseTimestamp(c.String(findTimestampFlag.Name))
+		ts, err := parseTime(c.String(findTimestampFlag.Name))
 		if err != nil {
 			return usageError("find: --timestamp: %v", err)
 		}
@@ -251,10 +304,10 @@ func runFind(c *cli.Context) error {
 		return viewError("find", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			return inspect.WriteFindJSON(w, res)
 		}
-		return inspect.WriteFindTable(w, res, c.Int(findMaxDataFlag.Name))
+		return inspect.WriteFindTable(styled(c, w, format), res, c.Int(findMaxDataFlag.Name))
 	}); err != nil {
 		return viewError("find", err)
 	}
@@ -271,22 +324,4 @@ func writeView(w io.Writer, render func(io.Writer) error) error {
 		return err
 	}
 	return out.Flush()
-}
-
-// parseTimestamp reads epoch milliseconds or an RFC 3339 time.
-func parseTimestamp(s string) (int64, error) {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if v < 0 {
-			return 0, errors.New("must not be negative")
-		}
-		return v, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, errors.New("want epoch milliseconds or an RFC 3339 time, got " + strconv.Quote(s))
-	}
-	if t.UnixMilli() < 0 {
-		return 0, errors.New("must not be before 1970")
-	}
-	return t.UnixMilli(), nil
 }
