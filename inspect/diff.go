@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -39,13 +40,13 @@ type DiffOptions struct {
 
 // DiffBatch is one batch not held identically by every replica.
 type DiffBatch struct {
-	Type          string `json:"type"` // "batch"
+	Type          string `json:"type"` // "diffBatch"
 	BaseOffset    int64  `json:"baseOffset"`
 	LastOffset    int64  `json:"lastOffset"`
 	Epoch         int32  `json:"partitionLeaderEpoch"`
 	ProducerID    int64  `json:"producerId"`
 	ProducerEpoch int16  `json:"producerEpoch"`
-	Records       int32  `json:"records"`
+	Records       int32  `json:"recordCount"`
 	Bytes         int64  `json:"sizeBytes"`
 	CRC           uint32 `json:"crc"`
 	// RecordList holds the batch's records when DiffOptions.Records asks
@@ -57,7 +58,8 @@ type DiffBatch struct {
 }
 
 // DiffRecord is one record of a listed batch (DiffOptions.Records): what a
-// truncation would lose. Key and Value are base64 in JSON; nil is null.
+// truncation would lose. In JSON it is ndjson's record object, the shape
+// every command prints (keys and values included, in the text encoding).
 type DiffRecord struct {
 	Type       string   `json:"type"` // "record"
 	Offset     int64    `json:"offset"`
@@ -65,6 +67,15 @@ type DiffRecord struct {
 	Key        []byte   `json:"key"`
 	Value      []byte   `json:"value"`
 	HeaderKeys []string `json:"headerKeys"`
+
+	batch *format.Batch
+	rec   format.Record
+}
+
+// MarshalJSON writes ndjson's record object.
+func (d *DiffRecord) MarshalJSON() ([]byte, error) {
+	l, _ := ndjson.RecordFields(ndjson.Begin(nil, "record"), d.batch, &d.rec, &ndjson.Options{Data: true})
+	return ndjson.End(l), nil
 }
 
 // DiffEpoch is one leader-epoch history entry.
@@ -531,7 +542,7 @@ func (r *DiffReplica) extra(b *diffHead, max int) {
 		r.ExtraListCut = true
 		return
 	}
-	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{seg: b.seg, pos: b.pos, Type: "batch", BaseOffset: b.base, LastOffset: b.last, Epoch: b.epoch,
+	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{seg: b.seg, pos: b.pos, Type: "diffBatch", BaseOffset: b.base, LastOffset: b.last, Epoch: b.epoch,
 		ProducerID: b.pid, ProducerEpoch: b.pepoch, Records: count, Bytes: b.size, CRC: b.crc})
 }
 
@@ -608,6 +619,7 @@ func (r *DiffReplica) decodeExtra(maxBatch int) error {
 			return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
 		}
 		x.RecordList = []DiffRecord{}
+		bc := b.Clone()
 		for {
 			var rec format.Record
 			err := rr.Next(&rec)
@@ -624,8 +636,11 @@ func (r *DiffReplica) decodeExtra(maxBatch int) error {
 			if rec.Value != nil {
 				d.Value = bytes.Clone(rec.Value)
 			}
-			for _, h := range rec.Headers {
+			d.batch, d.rec = bc, rec
+			d.rec.Key, d.rec.Value, d.rec.Headers = d.Key, d.Value, make([]format.Header, len(rec.Headers))
+			for i, h := range rec.Headers {
 				d.HeaderKeys = append(d.HeaderKeys, string(h.Key))
+				d.rec.Headers[i] = format.Header{Key: bytes.Clone(h.Key), Value: bytes.Clone(h.Value)}
 			}
 			x.RecordList = append(x.RecordList, d)
 		}
