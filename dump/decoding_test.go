@@ -30,38 +30,12 @@ func fixtureDecoder(dir, name string) Decoder {
 // test.
 type wire []byte
 
-func (w wire) i8(v int8) wire   { return append(w, byte(v)) }
 func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
 func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
 func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
-func (w wire) uv(v uint32) wire { return binary.AppendUvarint(w, uint64(v)) }
-func (w wire) raw(b ...byte) wire {
-	return append(w, b...)
-}
 
 // str is a classic string: int16 length, -1 for null.
 func (w wire) str(s string) wire { return append(w.i16(int16(len(s))), s...) }
-
-// cstr is a compact string: uvarint length+1, 0 for null.
-func (w wire) cstr(s string) wire { return append(w.uv(uint32(len(s)+1)), s...) }
-
-func (w wire) cnull() wire { return w.uv(0) }
-
-// cints is a compact []int32.
-func (w wire) cints(vs ...int32) wire {
-	w = w.uv(uint32(len(vs) + 1))
-	for _, v := range vs {
-		w = w.i32(v)
-	}
-	return w
-}
-
-func (w wire) uuid(b byte) wire { return append(w, bytes.Repeat([]byte{b}, 16)...) }
-
-// tag is one tagged field: tag, size, then the bytes.
-func (w wire) tag(tag uint32, body wire) wire {
-	return append(w.uv(tag).uv(uint32(len(body))), body...)
-}
 
 // TestDecoderMissingKey: a keyless record in __consumer_offsets kills
 // Kafka's tool after the record's metadata; klog stops there with a
