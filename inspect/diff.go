@@ -36,6 +36,9 @@ type DiffOptions struct {
 	// Records decodes the listed batches and lists their records (the
 	// only time Diff decompresses anything).
 	Records bool
+	// RecordJSON says how the records are written in JSON (keys and values
+	// are always written; the zero value is the text encoding).
+	RecordJSON ndjson.Options
 }
 
 // DiffBatch is one batch not held identically by every replica.
@@ -70,11 +73,14 @@ type DiffRecord struct {
 
 	batch *format.Batch
 	rec   format.Record
+	opts  ndjson.Options
 }
 
 // MarshalJSON writes ndjson's record object.
 func (d *DiffRecord) MarshalJSON() ([]byte, error) {
-	l, _ := ndjson.RecordFields(ndjson.Begin(nil, "record"), d.batch, &d.rec, &ndjson.Options{Data: true})
+	opts := d.opts
+	opts.Data = true
+	l, _ := ndjson.RecordFields(ndjson.Begin(nil, "record"), d.batch, &d.rec, &opts)
 	return ndjson.End(l), nil
 }
 
@@ -493,7 +499,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 	}
 	if opts.Records {
 		for i := range rep.Replicas {
-			if err := rep.Replicas[i].decodeExtra(opts.MaxBatchBytes); err != nil {
+			if err := rep.Replicas[i].decodeExtra(opts.MaxBatchBytes, opts.RecordJSON); err != nil {
 				rep.Replicas[i].Problems = append(rep.Replicas[i].Problems, err.Error())
 			}
 		}
@@ -583,7 +589,7 @@ func (r *DiffReplica) extrasHeldByLeader(L *DiffReplica) bool {
 
 // decodeExtra reads the listed extra batches again and decodes their
 // records.
-func (r *DiffReplica) decodeExtra(maxBatch int) error {
+func (r *DiffReplica) decodeExtra(maxBatch int, recOpts ndjson.Options) error {
 	var f *os.File
 	var sc *format.Scanner
 	open := int32(-1)
@@ -636,7 +642,7 @@ func (r *DiffReplica) decodeExtra(maxBatch int) error {
 			if rec.Value != nil {
 				d.Value = bytes.Clone(rec.Value)
 			}
-			d.batch, d.rec = bc, rec
+			d.batch, d.rec, d.opts = bc, rec, recOpts
 			d.rec.Key, d.rec.Value, d.rec.Headers = d.Key, d.Value, make([]format.Header, len(rec.Headers))
 			for i, h := range rec.Headers {
 				d.HeaderKeys = append(d.HeaderKeys, string(h.Key))

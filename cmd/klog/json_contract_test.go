@@ -166,6 +166,13 @@ func checkRecords(t *testing.T, cmd string, objs []map[string]any, payloads [][]
 func TestJSONEveryByte(t *testing.T) {
 	logDir, dir, payloads := hostilePartition(t)
 	seg := filepath.Join(dir, "00000000000000000000.log")
+	// An empty replica of the same partition, for diff to list every batch.
+	empty := filepath.Join(t.TempDir(), "orders-0")
+	if a, err := produce.Open(empty, produce.Options{}); err != nil {
+		t.Fatal(err)
+	} else {
+		a.Close()
+	}
 	cases := []struct {
 		name    string
 		args    []string
@@ -179,6 +186,7 @@ func TestJSONEveryByte(t *testing.T) {
 		{"fetch committed", []string{"fetch", "--json", "--log", dir, "--isolation", "read_committed", "--key-encoding", "hex"}, len(payloads)},
 		{"fetch follow", []string{"fetch", "--json", "--follow", "--timeout", "300ms", "--log", dir}, len(payloads)},
 		{"find", []string{"find", "--json", "--offset", "3", dir}, 1},
+		{"diff records", []string{"diff", "--json", "--records", "--leader", dir, dir, empty}, len(payloads)},
 		{"find time", []string{"find", "--json", "--timestamp", "0", "--value-encoding", "base64", dir}, 1},
 		{"recover salvage", []string{"recover", "--salvage", "--json", dir}, len(payloads)},
 		{"tail", []string{"tail", "--json", "--from-beginning", "--print-data-log", "--timeout", "300ms", dir}, len(payloads)},
