@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -519,20 +518,8 @@ func retentionCompaction(rep *RetentionReport, opts RetentionOptions, checkpoint
 // logDirCheckpoint finds the partition's entry in a log-dir-level offset
 // checkpoint beside the partition directory.
 func logDirCheckpoint(d *partition.Dir, name string) (int64, bool) {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(d.Path)), name))
-	if err != nil {
-		return 0, false
-	}
-	es, err := format.ParseOffsetCheckpoint(data)
-	if err != nil {
-		return 0, false
-	}
-	for _, e := range es {
-		if e.Topic == d.Topic && e.Partition == d.Partition {
-			return e.Offset, true
-		}
-	}
-	return 0, false
+	off, ok, err := partition.CheckpointOffset(d.Path, name)
+	return off, ok && err == nil
 }
 
 // ParseRetentionConfig reads topic configs from a properties file or from
