@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/klog-dev/klog/format"
@@ -11,17 +10,17 @@ import (
 // checkPartition runs the checks that span files: segments in offset order
 // without overlap (gaps are info), each segment's first offset not below its
 // name, and checkpoints pointing inside the log.
-func checkPartition(rep *Report, g group) {
+func checkPartition(rep *Report, g group, rd *reads) {
 	if g.dir != nil {
-		checkSegments(rep, g)
+		checkSegments(rep, g, rd)
 		return
 	}
 	if g.logDir != nil {
-		checkLogDirCheckpoints(rep, g)
+		checkLogDirCheckpoints(rep, g, rd)
 	}
 }
 
-func checkSegments(rep *Report, g group) {
+func checkSegments(rep *Report, g group, rd *reads) {
 	prevLast := int64(-1)
 	var prevPath string
 	leo := int64(0)
@@ -56,7 +55,7 @@ func checkSegments(rep *Report, g group) {
 		if f.Kind != "leader-epoch-checkpoint" || f.Findings() > 0 {
 			continue
 		}
-		data, err := os.ReadFile(f.Path)
+		data, err := rd.readFile(f.Path)
 		if err != nil {
 			continue
 		}
@@ -76,7 +75,7 @@ func checkSegments(rep *Report, g group) {
 // checkLogDirCheckpoints checks that offsets in the log dir's checkpoints
 // lie inside the logs they name: high watermark, recovery point and log
 // start offset at most the log end offset.
-func checkLogDirCheckpoints(rep *Report, g group) {
+func checkLogDirCheckpoints(rep *Report, g group, rd *reads) {
 	// Log end offset per partition directory, from the verified logs.
 	leo := map[string]int64{}
 	for i := g.first; i < g.first+g.n; i++ {
@@ -102,7 +101,7 @@ func checkLogDirCheckpoints(rep *Report, g group) {
 		if filepath.Base(f.Path) == partition.CleanerCheckpoint {
 			continue // cleaner offsets may lag or lead after truncation
 		}
-		data, err := os.ReadFile(f.Path)
+		data, err := rd.readFile(f.Path)
 		if err != nil {
 			continue
 		}

@@ -31,7 +31,7 @@ producer snapshots and checkpoints checked against the log.
 A one-line verdict per file goes to stderr, followed by its findings; --json
 writes one object per file to stdout instead. Exit status: 0 clean, 1
 findings, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, maxBatchFlag},
+	Flags:  append([]cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, maxBatchFlag}, verifyFleetFlags...),
 	Action: runVerify,
 }
 
@@ -44,6 +44,9 @@ func runVerify(c *cli.Context) error {
 		return err
 	}
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
+	if err := fleetOptions(c, &opts); err != nil {
+		return err
+	}
 	errw := c.App.ErrWriter
 	if isTerminal(errw) {
 		opts.Progress = func(done, total int) {
@@ -58,6 +61,9 @@ func runVerify(c *cli.Context) error {
 	rep, err := verify.Run(c.Context, args, opts)
 	if err != nil {
 		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	}
+	if err := fleetOutputs(c, &opts, rep); err != nil {
+		return err
 	}
 	if c.Bool(verifyJSONFlag.Name) {
 		enc := json.NewEncoder(c.App.Writer)
