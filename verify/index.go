@@ -62,7 +62,7 @@ func (v *verifier) checkIndex(f *FileReport, t task) error {
 	defer file.Close()
 	defer log.Close()
 	base := t.base
-	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes, HeadersOnly: true})
 	br := bufio.NewReaderSize(file, indexBuf)
 	var e [format.OffsetIndexEntrySize]byte
 	prevOff, prevPos := int64(-1), int64(-1)
@@ -119,7 +119,7 @@ func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
 	defer file.Close()
 	defer log.Close()
 	base := t.base
-	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes, HeadersOnly: true})
 	var cur *format.Batch
 	br := bufio.NewReaderSize(file, indexBuf)
 	var e [format.TimeIndexEntrySize]byte

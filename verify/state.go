@@ -21,8 +21,10 @@ import (
 // is not read again; a log that only grew is checked from where that run
 // stopped, after re-reading the last batch it saw there (same position,
 // same stored CRC, still valid) to prove the bytes before are the ones it
-// checked; anything else, a new inode, a file that shrank, a last batch
-// that differs, is checked in full. Files with findings are never recorded,
+// checked; anything else, a new inode, a file that shrank or changed
+// without growing, a last batch that differs, is checked in full. Bytes
+// that rot in place change neither size nor mtime: a periodic Full run is
+// what finds them. Files with findings are never recorded,
 // so every run reports them again.
 //
 // The file is NDJSON: a header line {"type":"klog-verify-state",
@@ -171,7 +173,10 @@ func (v *verifier) incremental(f *FileReport, t task, st os.FileInfo) bool {
 		f.lastPos, f.lastCRC = e.LastBatchPos, e.LastBatchCRC
 		return true
 	}
-	if id.Size >= e.ValidBytes && e.ValidBytes > 0 {
+	// A log that grew was appended to (Kafka never rewrites a segment in
+	// place; a recovery that truncates and appends again shows as a last
+	// batch that differs). Same size with another mtime: checked in full.
+	if (t.kind == "log" || t.kind == "checkpoint") && id.Size > e.Size && id.Size >= e.ValidBytes && e.ValidBytes > 0 {
 		v.resume = e
 	}
 	return false
