@@ -21,7 +21,7 @@ func resident(t *testing.T, p string) float64 {
 	}
 	defer f.Close()
 	st, _ := f.Stat()
-	cold := residency(f, st.Size())
+	cold := mincoreCold(f, st.Size())
 	if cold == nil {
 		t.Fatal("mincore failed")
 	}
@@ -118,7 +118,7 @@ func TestPageCacheCare(t *testing.T) {
 			if tc.warmBytes > 0 {
 				// The half read before is the half that stays.
 				f, _ := os.Open(p)
-				cold := residency(f, st.Size())
+				cold := mincoreCold(f, st.Size())
 				f.Close()
 				for pg := int64(0); pg < half/int64(pageSize); pg++ {
 					if cold[pg/64]&(1<<(pg%64)) != 0 {

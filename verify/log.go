@@ -96,7 +96,7 @@ func crcProblem(b *format.Batch) Problem {
 }
 
 func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, checkCRC bool) error {
-	sc := format.NewScanner(file, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	sc := format.NewScanner(file, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes, ReadAhead: readAhead(size)})
 	prevLast := int64(-1)
 	first := true
 	if v.resume != nil {

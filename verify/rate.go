@@ -126,3 +126,13 @@ func (r *reads) readFile(path string) ([]byte, error) {
 	defer s.Close()
 	return io.ReadAll(io.NewSectionReader(s, 0, s.size+1))
 }
+
+// logReadAhead is the scanner's read window for a log: 1 MiB, the read size
+// of a plain sequential reader, so that a batch cut at the window's end
+// (read again at the start of the next) costs under 1% of the bytes and
+// reads cost few system calls; smaller files get a window of their size.
+const logReadAhead = 1 << 20
+
+func readAhead(size int64) int {
+	return int(max(min(size, logReadAhead), 1))
+}
