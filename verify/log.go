@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +15,9 @@ import (
 type verifier struct {
 	opts Options
 	r    *reads
+	// hsc and br are reused by the index checks (index.go).
+	hsc *format.Scanner
+	br  *bufio.Reader
 	// resume is the state of the log being checked when only its
 	// appended bytes need checking (--state), else nil.
 	resume *fileState
