@@ -332,6 +332,14 @@ func expand(p string, tasks *[]task, groups *[]group) error {
 					continue
 				}
 				t := fileTask(f)
+				// Share the segment's path strings: at 100,000
+				// segments, copies of them are megabytes.
+				if t.log != "" && s.Log != "" {
+					t.log = s.Log
+				}
+				if t.index != "" && s.Index != "" {
+					t.index = s.Index
+				}
 				if t.kind == "log" {
 					g.logTask[s.BaseOffset] = len(*tasks)
 				}
