@@ -15,8 +15,10 @@ import (
 type verifier struct {
 	opts Options
 	r    *reads
-	// hsc and br are reused by the index checks (index.go).
+	// hsc and br are reused by the index checks (index.go), lsc by the
+	// log checks (rate.go).
 	hsc *format.Scanner
+	lsc *format.Scanner
 	br  *bufio.Reader
 	// resume is the state of the log being checked when only its
 	// appended bytes need checking (--state), else nil.
@@ -100,7 +102,7 @@ func crcProblem(b *format.Batch) Problem {
 }
 
 func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, checkCRC bool) error {
-	sc := format.NewScanner(file, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes, ReadAhead: readAhead(size)})
+	sc := v.logScanner(file, size)
 	prevLast := int64(-1)
 	first := true
 	if v.resume != nil {

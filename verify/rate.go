@@ -4,9 +4,12 @@ import (
 	"context"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/time/rate"
+
+	"github.com/klog-dev/klog/format"
 )
 
 // reads is the I/O state a run shares across its jobs: one token bucket for
@@ -130,9 +133,35 @@ func (r *reads) readFile(path string) ([]byte, error) {
 // logReadAhead is the scanner's read window for a log: 1 MiB, the read size
 // of a plain sequential reader, so that a batch cut at the window's end
 // (read again at the start of the next) costs under 1% of the bytes and
-// reads cost few system calls; smaller files get a window of their size.
+// reads cost few system calls.
 const logReadAhead = 1 << 20
 
-func readAhead(size int64) int {
-	return int(max(min(size, logReadAhead), 1))
+// scanners keeps log scanners (their 1 MiB windows) from run to run: a
+// scheduled verify of small files, or a library caller running verify in a
+// loop, allocates nothing per file, so the garbage collector (whose
+// stop-the-world phases wait for every thread of a busy machine) stays
+// idle.
+var scanners sync.Pool
+
+// logScanner is the verifier's log scanner, reset to file.
+func (v *verifier) logScanner(file io.ReaderAt, size int64) *format.Scanner {
+	if v.lsc == nil {
+		if v.opts.MaxBatchBytes <= 0 {
+			v.lsc, _ = scanners.Get().(*format.Scanner)
+		}
+		if v.lsc == nil {
+			v.lsc = format.NewScanner(file, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes, ReadAhead: logReadAhead})
+		}
+	}
+	v.lsc.Reset(file, size)
+	return v.lsc
+}
+
+// release returns what the verifier can lend to the next run.
+func (v *verifier) release() {
+	if v.lsc != nil && v.opts.MaxBatchBytes <= 0 {
+		v.lsc.Reset(nil, 0)
+		scanners.Put(v.lsc)
+	}
+	v.lsc = nil
 }

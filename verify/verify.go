@@ -223,35 +223,54 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		done int
-		next = make(chan int)
 	)
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := newVerifier(opts)
-			v.r = rd
-			for i := range next {
-				rep.Files[i] = v.check(tasks[i])
-				if opts.Progress != nil {
-					mu.Lock()
-					done++
-					opts.Progress(done, len(tasks))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-feed:
-	for i := range tasks {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	checkOne := func(v *verifier, i int) {
+		rep.Files[i] = v.check(tasks[i])
+		if opts.Progress != nil {
+			mu.Lock()
+			done++
+			opts.Progress(done, len(tasks))
+			mu.Unlock()
 		}
 	}
-	close(next)
-	wg.Wait()
+	if jobs == 1 {
+		// One job checks in the caller's goroutine: handing each file
+		// to another thread costs a scheduler wake-up, milliseconds on
+		// a busy machine.
+		v := newVerifier(opts)
+		v.r = rd
+		for i := range tasks {
+			if ctx.Err() != nil {
+				break
+			}
+			checkOne(v, i)
+		}
+		v.release()
+	} else {
+		next := make(chan int)
+		for w := 0; w < jobs; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := newVerifier(opts)
+				v.r = rd
+				for i := range next {
+					checkOne(v, i)
+				}
+				v.release()
+			}()
+		}
+	feed:
+		for i := range tasks {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+		wg.Wait()
+	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
