@@ -133,7 +133,7 @@ func TestPageCacheCare(t *testing.T) {
 // TestPageCacheSharedLog: the index checks read the log again; the log's
 // pages are still dropped once every reader is done.
 func TestPageCacheSharedLog(t *testing.T) {
-	root := writeDir(t, 1, 1, 4<<20)
+	root := writeLogDir(t, 1, 1, 4<<20)
 	p := lastLog(t, root+"/t-0")
 	makeCold(t, p)
 	rep, err := Run(context.Background(), []string{root}, Options{Jobs: 2})

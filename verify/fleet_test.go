@@ -121,7 +121,7 @@ func TestRateCancel(t *testing.T) {
 
 // writeDir makes a log dir with partitions t-0..t-(parts-1), each with
 // segs segments of about size bytes, and returns it.
-func writeDir(tb testing.TB, parts, segs int, size int64) string {
+func writeLogDir(tb testing.TB, parts, segs int, size int64) string {
 	tb.Helper()
 	root := tb.TempDir()
 	for p := range parts {
@@ -204,7 +204,7 @@ func summary(rep *Report) string {
 // job would: unchanged, appended to, a segment replaced, corrupted, --full.
 func TestStateIncremental(t *testing.T) {
 	t.Parallel()
-	root := writeDir(t, 2, 3, 2<<20)
+	root := writeLogDir(t, 2, 3, 2<<20)
 	statePath := filepath.Join(t.TempDir(), "verify.state")
 	var total int64
 	filepath.Walk(root, func(_ string, fi os.FileInfo, _ error) error {
@@ -352,7 +352,7 @@ func lastOffset0(tb testing.TB, data []byte) int64 {
 // temporary file, and a file that is not a state is refused.
 func TestStateFile(t *testing.T) {
 	t.Parallel()
-	root := writeDir(t, 1, 2, 64<<10)
+	root := writeLogDir(t, 1, 2, 64<<10)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "state")
 	st, err := LoadState(p)
@@ -392,7 +392,7 @@ func TestStateFile(t *testing.T) {
 // dir and partition what the run did.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	root := writeDir(t, 2, 2, 64<<10)
+	root := writeLogDir(t, 2, 2, 64<<10)
 	bad := lastLog(t, filepath.Join(root, "t-1"))
 	data, _ := os.ReadFile(bad)
 	data[100] ^= 1
