@@ -197,6 +197,24 @@ func BenchmarkVerifyVsBaseline(b *testing.B) {
 	b.ReportMetric(ratios[len(ratios)/2], "x-baseline")
 }
 
+// BenchmarkVerifyPageCache is the cost of page-cache care on a segment that
+// is fully cached (the residency check: one cachestat call) against
+// --keep-cache, one job.
+func BenchmarkVerifyPageCache(b *testing.B) {
+	p := benchSegments(b, 1)[0]
+	for _, keep := range []bool{true, false} {
+		b.Run("keep-cache="+strconv.FormatBool(keep), func(b *testing.B) {
+			b.SetBytes(fileSize(b, p))
+			for b.Loop() {
+				rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1, KeepCache: keep})
+				if err != nil || rep.Findings() != 0 {
+					b.Fatal(err, rep.Findings())
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkVerifyLog verifies one segment, every CRC and every record, as
 // klog verify does by default (jobs = CPUs), and with one job.
 func BenchmarkVerifyLog(b *testing.B) {
