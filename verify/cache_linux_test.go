@@ -112,6 +112,7 @@ func TestPageCacheCare(t *testing.T) {
 				t.Fatal(err, rep.Findings(), rep.BytesRead)
 			}
 			after := resident(t, p)
+			t.Logf("resident before %.3f, after %.3f", before, after)
 			if after < tc.min || after > tc.max {
 				t.Errorf("resident before %.3f, after %.3f; want %.3f..%.3f", before, after, tc.min, tc.max)
 			}

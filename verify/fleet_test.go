@@ -94,6 +94,7 @@ func TestRateCap(t *testing.T) {
 			}
 			burst := max(tc.rate/20, minBurst)
 			want := time.Duration(float64(rep.BytesRead-burst) / float64(tc.rate) * float64(time.Second))
+			t.Logf("%d bytes at --rate %d: %v (want %v)", rep.BytesRead, tc.rate, elapsed, want)
 			if elapsed < want*95/100 || elapsed > want*3/2+300*time.Millisecond {
 				t.Errorf("read %d bytes at --rate %d in %v, want about %v", rep.BytesRead, tc.rate, elapsed, want)
 			}
@@ -256,6 +257,7 @@ func TestStateIncremental(t *testing.T) {
 	after, _ := os.Stat(active)
 	third := runState(false)
 	appended := after.Size() - before.Size()
+	t.Logf("appended %d bytes to a %d-byte segment: the run read %d bytes", appended, before.Size(), third.BytesRead)
 	if third.BytesRead < appended || third.BytesRead > appended+2*format.DefaultReadAhead {
 		t.Errorf("after appending %d bytes the run read %d", appended, third.BytesRead)
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -149,10 +150,16 @@ func TestScaleSmall(t *testing.T) {
 	if rep.BytesRead < size {
 		t.Errorf("read %d bytes of %d", rep.BytesRead, size)
 	}
+	var prom bytes.Buffer
+	if err := writeMetrics(&prom, rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d files, %d bytes: full run %v, metrics %d bytes", files, size, rep.Duration, prom.Len())
 	st.Update(rep)
 	again := mustRun(t, []string{dir}, Options{Jobs: 2, State: st})
 	// Only the leader-epoch-checkpoints (8 bytes each) are read again, to
 	// check them against the log end.
+	t.Logf("incremental run %v, %d bytes read", again.Duration, again.BytesRead)
 	if again.BytesRead != 100*8 || again.Findings() != 0 {
 		t.Errorf("incremental run over an unchanged fleet read %d bytes, %d findings", again.BytesRead, again.Findings())
 	}
