@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -500,5 +501,67 @@ func TestMetrics(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Dir(prom))
 	if len(ents) != 1 {
 		t.Errorf("WriteMetrics left %d files, want 1", len(ents))
+	}
+}
+
+// sortedSummary is summary in path order (RunEach puts a log dir's
+// checkpoints after its partitions), with each file's problem kinds.
+func sortedSummary(files []FileReport) string {
+	lines := make([]string, 0, len(files))
+	for i := range files {
+		f := &files[i]
+		lines = append(lines, summary(&Report{Files: files[i : i+1]})+strings.Join(kinds(f), ",")+" ok="+strconvBool(f.OK))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+func strconvBool(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// TestRunEachSameAsRun: verifying in pieces finds what one Run finds, on
+// the fixtures and on a log dir of many partitions with a checkpoint past a
+// log's end, and hands the pieces out a few partitions at a time.
+func TestRunEachSameAsRun(t *testing.T) {
+	old := chunkPartitions
+	chunkPartitions = 3
+	defer func() { chunkPartitions = old }()
+
+	root := writeLogDir(t, 7, 1, 32<<10)
+	os.WriteFile(filepath.Join(root, "recovery-point-offset-checkpoint"), []byte("0\n2\nt 1 5\nt 4 999999\n"), 0o644)
+	dd, _ := os.ReadFile(lastLog(t, filepath.Join(root, "t-2")))
+	dd[70] ^= 1
+	os.WriteFile(lastLog(t, filepath.Join(root, "t-2")), dd, 0o644)
+
+	for _, paths := range [][]string{{root}, {segments(t, "kafka-written")}, {filepath.Join(root, "t-3"), lastLog(t, filepath.Join(root, "t-1"))}} {
+		want := mustRun(t, paths, Options{Jobs: 2})
+		var got []FileReport
+		pieces := 0
+		total, err := RunEach(context.Background(), paths, Options{Jobs: 2}, func(rep *Report) error {
+			pieces++
+			got = append(got, rep.Files...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := sortedSummary(got), sortedSummary(want.Files); g != w {
+			t.Errorf("%v: RunEach says\n%s\nRun says\n%s", paths, g, w)
+		}
+		if total.Findings() != want.Findings() || total.IOErrors() != want.IOErrors() || len(total.Files) != 0 {
+			t.Errorf("%v: totals %d findings, %d I/O errors, %d files kept; Run: %d, %d", paths, total.Findings(), total.IOErrors(), len(total.Files), want.Findings(), want.IOErrors())
+		}
+		if paths[0] == root {
+			if pieces != 4 { // 3 + 3 + 1 partitions, then the checkpoint
+				t.Errorf("%d pieces, want 4", pieces)
+			}
+			if !strings.Contains(sortedSummary(got), KindCheckpointRange) || !strings.Contains(sortedSummary(got), KindCRCMismatch) {
+				t.Errorf("the damage was not found:\n%s", sortedSummary(got))
+			}
+		}
 	}
 }

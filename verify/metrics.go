@@ -65,20 +65,45 @@ func (t *tally) add(f *FileReport) {
 	}
 }
 
-// WriteMetrics writes rep as node_exporter textfile-collector metrics to
-// path, atomically (so the collector never reads half a file): for the run,
-// its start time, duration and bytes read; per log directory and per
-// partition, the run time, the bytes and batches this run verified (bytes a
-// --state run skipped are not counted), findings, problems by kind and I/O
-// errors. The text is Prometheus's exposition format, written by
-// prometheus/common/expfmt.
+// Metrics adds up reports, per log directory and partition, for
+// node_exporter's textfile collector: Add each report of a run (the pieces
+// of a RunEach, say), then Write.
+type Metrics struct {
+	dirs, parts map[string]*tally
+}
+
+// NewMetrics returns empty Metrics.
+func NewMetrics() *Metrics {
+	return &Metrics{dirs: map[string]*tally{}, parts: map[string]*tally{}}
+}
+
+// WriteMetrics writes rep's metrics to path (see Metrics.Write).
 func WriteMetrics(path string, rep *Report) error {
-	return writeAtomic(path, func(w io.Writer) error { return writeMetrics(w, rep) })
+	m := NewMetrics()
+	m.Add(rep)
+	return m.Write(path, rep)
+}
+
+// Write writes the metrics to path, atomically (so the collector never
+// reads half a file): for the run (run, its totals: Start, Duration,
+// BytesRead), its start time, duration and bytes read; per log directory
+// and per partition, the run time, the bytes and batches this run verified
+// (bytes a --state run skipped are not counted), findings, problems by kind
+// and I/O errors. The text is Prometheus's exposition format, written by
+// prometheus/common/expfmt.
+func (m *Metrics) Write(path string, run *Report) error {
+	return writeAtomic(path, func(w io.Writer) error { return m.write(w, run) })
 }
 
 func writeMetrics(w io.Writer, rep *Report) error {
-	dirs := map[string]*tally{}
-	parts := map[string]*tally{}
+	m := NewMetrics()
+	m.Add(rep)
+	return m.write(w, rep)
+}
+
+// Add counts the files of rep.
+func (m *Metrics) Add(rep *Report) {
+	dirs, parts := m.dirs, m.parts
 	for i := range rep.Files {
 		f := &rep.Files[i]
 		abs, err := filepath.Abs(f.Path)
@@ -107,6 +132,10 @@ func writeMetrics(w io.Writer, rep *Report) error {
 		}
 		p.add(f)
 	}
+}
+
+func (m *Metrics) write(w io.Writer, rep *Report) error {
+	dirs, parts := m.dirs, m.parts
 	start := float64(rep.Start.UnixNano()) / 1e9
 	fams := []*dto.MetricFamily{
 		gauge(metricRunTimestamp, "Unix time the last klog verify run started.", metric(start)),

@@ -134,11 +134,13 @@ type Report struct {
 	BytesRead int64 `json:"-"`
 
 	roots []string // the paths Run was given
+	// Totals of the files RunEach handed out and did not keep.
+	findings, ioErrors int
 }
 
 // Findings counts all findings.
 func (r *Report) Findings() int {
-	n := 0
+	n := r.findings
 	for i := range r.Files {
 		n += r.Files[i].Findings()
 	}
@@ -147,7 +149,7 @@ func (r *Report) Findings() int {
 
 // IOErrors counts files whose check failed on I/O.
 func (r *Report) IOErrors() int {
-	n := 0
+	n := r.ioErrors
 	for i := range r.Files {
 		if r.Files[i].ioErr != nil {
 			n++
@@ -180,6 +182,9 @@ type Options struct {
 	State *State
 	Full  bool
 
+	// reads, when set, is the I/O state of a RunEach that this Run is a
+	// piece of (one rate limit, one byte count, one page-cache record).
+	reads *reads
 	// prefetch reads segments ahead in a second goroutine, when there are
 	// more workers than files to give them.
 	prefetch bool
@@ -221,7 +226,11 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Files: make([]FileReport, len(tasks)), Start: time.Now(), roots: paths}
-	rd := newReads(ctx, opts)
+	rd := opts.reads
+	if rd == nil {
+		rd = newReads(ctx, opts)
+	}
+	read0 := rd.n.Load()
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -285,7 +294,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 	for _, g := range groups {
 		checkPartition(rep, g, rd)
 	}
-	rep.BytesRead = rd.n.Load()
+	rep.BytesRead = rd.n.Load() - read0
 	rep.Duration = time.Since(rep.Start)
 	for i := range rep.Files {
 		f := &rep.Files[i]

@@ -58,21 +58,20 @@ func runVerify(c *cli.Context) error {
 			}
 		}
 	}
-	rep, err := verify.Run(c.Context, args, opts)
-	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
-	}
-	if err := fleetOutputs(c, &opts, rep); err != nil {
-		return err
-	}
-	if c.Bool(verifyJSONFlag.Name) {
-		enc := json.NewEncoder(c.App.Writer)
-		for i := range rep.Files {
-			if err := enc.Encode(&rep.Files[i]); err != nil {
-				return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	fleet := newFleetOutputs(c, &opts)
+	// Pieces of a few hundred partitions at a time: memory stays bounded
+	// on a broker's log dir of any size, and verdicts come as they are made.
+	rep, err := verify.RunEach(c.Context, args, opts, func(rep *verify.Report) error {
+		fleet.add(rep)
+		if c.Bool(verifyJSONFlag.Name) {
+			enc := json.NewEncoder(c.App.Writer)
+			for i := range rep.Files {
+				if err := enc.Encode(&rep.Files[i]); err != nil {
+					return err
+				}
 			}
+			return nil
 		}
-	} else {
 		var b strings.Builder
 		for i := range rep.Files {
 			f := &rep.Files[i]
@@ -81,7 +80,14 @@ func runVerify(c *cli.Context) error {
 			}
 			writeVerdict(&b, f)
 		}
-		io.WriteString(errw, b.String())
+		_, err := io.WriteString(errw, b.String())
+		return err
+	})
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	}
+	if err := fleet.write(rep); err != nil {
+		return err
 	}
 	switch {
 	case rep.IOErrors() > 0:

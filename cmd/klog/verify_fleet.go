@@ -44,16 +44,40 @@ func fleetOptions(c *cli.Context, opts *verify.Options) error {
 	return nil
 }
 
-// fleetOutputs records the run in the state and metrics files.
-func fleetOutputs(c *cli.Context, opts *verify.Options, rep *verify.Report) error {
-	if p := c.String(verifyStateFlag.Name); p != "" {
-		opts.State.Update(rep)
-		if err := opts.State.Save(p); err != nil {
+// fleetOutputs records a run, piece by piece, in the state and metrics
+// files.
+type fleetOutputs struct {
+	state, prom string
+	st          *verify.State
+	m           *verify.Metrics
+}
+
+func newFleetOutputs(c *cli.Context, opts *verify.Options) *fleetOutputs {
+	o := &fleetOutputs{state: c.String(verifyStateFlag.Name), prom: c.String(verifyPromFlag.Name), st: opts.State}
+	if o.prom != "" {
+		o.m = verify.NewMetrics()
+	}
+	return o
+}
+
+func (o *fleetOutputs) add(rep *verify.Report) {
+	if o.st != nil {
+		o.st.Update(rep)
+	}
+	if o.m != nil {
+		o.m.Add(rep)
+	}
+}
+
+// write saves the state and the metrics of the run (its totals in run).
+func (o *fleetOutputs) write(run *verify.Report) error {
+	if o.state != "" {
+		if err := o.st.Save(o.state); err != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: --state: " + err.Error()}
 		}
 	}
-	if p := c.String(verifyPromFlag.Name); p != "" {
-		if err := verify.WriteMetrics(p, rep); err != nil {
+	if o.prom != "" {
+		if err := o.m.Write(o.prom, run); err != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: --prometheus: " + err.Error()}
 		}
 	}
