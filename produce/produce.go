@@ -211,6 +211,11 @@ func (a *Appender) load() error {
 	if err := a.openSegment(active); err != nil {
 		return err
 	}
+	if a.Truncated != nil {
+		if err := a.dropSnapshotsAbove(d); err != nil {
+			return err
+		}
+	}
 	if err := a.rebuildEpochs(d, segs); err != nil {
 		return err
 	}
@@ -289,6 +294,29 @@ func (a *Appender) openSegment(s partition.Segment) error {
 		return err
 	}
 	return nil
+}
+
+// dropSnapshotsAbove deletes the producer snapshots above the log end offset
+// after Open cut an invalid tail, as the broker does when it truncates
+// (ProducerStateManager.truncateAndReload): a snapshot of offsets the log no
+// longer holds would describe producers that never wrote what is left.
+func (a *Appender) dropSnapshotsAbove(d *partition.Dir) error {
+	keep := d.Snapshots[:0]
+	for _, sn := range d.Snapshots {
+		if sn.Offset <= a.leo {
+			keep = append(keep, sn)
+			continue
+		}
+		if err := os.Remove(sn.Path); err != nil {
+			return err
+		}
+	}
+	d.Snapshots = keep
+	a.snapOffset = -1
+	if n := len(keep); n > 0 {
+		a.snapOffset = keep[n-1].Offset
+	}
+	return syncDir(a.dir)
 }
 
 // InvalidTailError: the active segment does not end with a whole valid batch.
