@@ -167,17 +167,12 @@ func (s *State) forgetGone(roots []string) {
 	for _, r := range roots {
 		abs = append(abs, s.abs(r))
 	}
-	exists := map[string]bool{}
-	for p := range s.files {
-		dir := filepath.Dir(p)
-		ok, seen := exists[dir]
-		if !seen {
-			st, err := os.Stat(dir)
-			ok = err == nil && st.IsDir()
-			exists[dir] = ok
+	for d := range s.dirs {
+		if !under(d, abs) {
+			continue
 		}
-		if !ok && under(p, abs) {
-			delete(s.files, p)
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			delete(s.dirs, d)
 		}
 	}
 }

@@ -374,9 +374,11 @@ func TestStateFile(t *testing.T) {
 	if again.Len() != len(rep.Files) {
 		t.Errorf("state holds %d files, the run checked %d", again.Len(), len(rep.Files))
 	}
-	for k, e := range st.files {
-		if g := again.files[k]; g == nil || *g != *e {
-			t.Errorf("%s: saved %+v, loaded %+v", k, e, g)
+	for d, m := range st.dirs {
+		for n, e := range m {
+			if g := again.dirs[d][n]; g == nil || *g != *e {
+				t.Errorf("%s/%s: saved %+v, loaded %+v", d, n, e, g)
+			}
 		}
 	}
 	ents, _ := os.ReadDir(dir)

@@ -3,8 +3,8 @@ package verify
 import (
 	"bytes"
 	"context"
-	"io"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 )
 
 // State is what earlier runs found clean, file by file: the --state file
@@ -31,8 +32,36 @@ import (
 // "version":1} and one {"type":"file",...} line per file (fileState). A
 // State is read by Run's jobs concurrently and changed only by Update.
 type State struct {
-	files map[string]*fileState
-	cwd   string
+	// dirs holds the entries by directory, then by file name, so that a
+	// piece of a run forgets its partitions' entries without a scan of
+	// every entry (a log dir holds hundreds of thousands).
+	dirs map[string]map[string]*fileState
+	cwd  string
+}
+
+// split is filepath.Dir and Base of an absolute, clean path, without
+// allocating.
+func split(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, filepath.Separator)
+	if i <= 0 {
+		return p[:i+1], p[i+1:]
+	}
+	return p[:i], p[i+1:]
+}
+
+func (s *State) get(p string) *fileState {
+	d, n := split(p)
+	return s.dirs[d][n]
+}
+
+func (s *State) put(p string, e *fileState) {
+	d, n := split(p)
+	m := s.dirs[d]
+	if m == nil {
+		m = map[string]*fileState{}
+		s.dirs[d] = m
+	}
+	m[n] = e
 }
 
 // stateVersion is the version of the state file's format.
@@ -56,10 +85,15 @@ func idOf(st os.FileInfo) fileID {
 	return fileID{Dev: dev, Ino: ino, Size: st.Size(), MtimeNs: st.ModTime().UnixNano()}
 }
 
-// fileState is one file's line in the state file.
-type fileState struct {
+// stateLine is one file's line in the state file.
+type stateLine struct {
 	Type string `json:"type"` // "file"
 	Path string `json:"path"` // absolute
+	fileState
+}
+
+// fileState is what the state knows of one file.
+type fileState struct {
 	Kind string `json:"kind"`
 	fileID
 	// The report's counts for the file when it was found clean.
@@ -76,7 +110,7 @@ type fileState struct {
 // NewState returns an empty state (every file is checked in full).
 func NewState() *State {
 	cwd, _ := os.Getwd()
-	return &State{files: map[string]*fileState{}, cwd: cwd}
+	return &State{dirs: map[string]map[string]*fileState{}, cwd: cwd}
 }
 
 // LoadState reads a state file; a file that does not exist yet is an empty
@@ -109,14 +143,15 @@ func LoadState(path string) (*State, error) {
 			}
 			continue
 		}
-		e := new(fileState)
-		if err := json.Unmarshal(sc.Bytes(), e); err != nil {
+		var l stateLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return nil, bad(err.Error())
 		}
-		if e.Type != "file" || !filepath.IsAbs(e.Path) {
+		if l.Type != "file" || !filepath.IsAbs(l.Path) || filepath.Clean(l.Path) != l.Path {
 			return nil, bad("not a file entry with an absolute path")
 		}
-		s.files[e.Path] = e
+		e := l.fileState
+		s.put(l.Path, &e)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, errors.New(path + ": " + err.Error())
@@ -125,7 +160,13 @@ func LoadState(path string) (*State, error) {
 }
 
 // Len is the number of files the state records.
-func (s *State) Len() int { return len(s.files) }
+func (s *State) Len() int {
+	n := 0
+	for _, m := range s.dirs {
+		n += len(m)
+	}
+	return n
+}
 
 func (s *State) abs(p string) string {
 	if filepath.IsAbs(p) {
@@ -147,7 +188,7 @@ func (v *verifier) incremental(f *FileReport, t task, st os.FileInfo) bool {
 	if v.opts.Full {
 		return false
 	}
-	e := s.files[s.abs(t.path)]
+	e := s.get(s.abs(t.path))
 	if e == nil || e.Kind != t.kind || e.Dev != id.Dev || e.Ino != id.Ino {
 		return false
 	}
@@ -184,7 +225,7 @@ func (v *verifier) incremental(f *FileReport, t task, st os.FileInfo) bool {
 
 // unchanged reports whether path is as the state recorded it.
 func (s *State) unchanged(path string) bool {
-	e := s.files[s.abs(path)]
+	e := s.get(s.abs(path))
 	if e == nil {
 		return false
 	}
@@ -230,15 +271,26 @@ func (v *verifier) doneIncremental(f *FileReport) {
 // forgets the files under rep's paths that it did not find clean or did not
 // find at all; files outside them keep their entries.
 func (s *State) Update(rep *Report) {
-	var roots []string
-	for _, r := range rep.roots {
-		roots = append(roots, s.abs(r))
+	files := map[string]bool{}
+	for i := range rep.Files {
+		files[rep.Files[i].Path] = true
 	}
-	for p := range s.files {
-		for _, r := range roots {
-			if p == r || strings.HasPrefix(p, r+string(filepath.Separator)) {
-				delete(s.files, p)
-				break
+	for _, r := range rep.roots {
+		a := s.abs(r)
+		if files[r] {
+			d, n := split(a)
+			delete(s.dirs[d], n)
+			continue
+		}
+		// A directory: a partition's entries are all in it; a log dir's
+		// are in directories below it.
+		delete(s.dirs, a)
+		if _, _, ok := partition.ParseDirName(filepath.Base(a)); ok {
+			continue
+		}
+		for d := range s.dirs {
+			if under(d, []string{a}) {
+				delete(s.dirs, d)
 			}
 		}
 	}
@@ -248,7 +300,12 @@ func (s *State) Update(rep *Report) {
 			continue
 		}
 		p := s.abs(f.Path)
-		s.files[p] = &fileState{Type: "file", Path: p, Kind: f.Kind, fileID: *f.id,
+		e := s.get(p)
+		if e == nil {
+			e = new(fileState)
+			s.put(p, e)
+		}
+		*e = fileState{Kind: f.Kind, fileID: *f.id,
 			Batches: f.Batches, Records: f.Records, FirstOffset: f.FirstOffset, LastOffset: f.LastOffset,
 			ValidBytes: f.ValidBytes, LastBatchPos: f.lastPos, LastBatchCRC: f.lastCRC}
 	}
@@ -258,19 +315,27 @@ func (s *State) Update(rep *Report) {
 // directory, synced, renamed over path, and the directory synced, so a
 // crash leaves the old state or the new one, never a mix.
 func (s *State) Save(path string) error {
-	paths := make([]string, 0, len(s.files))
-	for p := range s.files {
-		paths = append(paths, p)
+	dirs := make([]string, 0, len(s.dirs))
+	for d := range s.dirs {
+		dirs = append(dirs, d)
 	}
-	sort.Strings(paths)
+	sort.Strings(dirs)
 	return writeAtomic(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		if err := enc.Encode(stateHeader{Type: "klog-verify-state", Version: stateVersion}); err != nil {
 			return err
 		}
-		for _, p := range paths {
-			if err := enc.Encode(s.files[p]); err != nil {
-				return err
+		var names []string
+		for _, d := range dirs {
+			names = names[:0]
+			for n := range s.dirs[d] {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				if err := enc.Encode(stateLine{Type: "file", Path: filepath.Join(d, n), fileState: *s.dirs[d][n]}); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
