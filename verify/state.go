@@ -54,14 +54,28 @@ func (s *State) get(p string) *fileState {
 	return s.dirs[d][n]
 }
 
+// put records e for path p. Keys are copies, so that an entry does not
+// keep a whole path string (a report's, or a line of the state file) alive.
 func (s *State) put(p string, e *fileState) {
 	d, n := split(p)
 	m := s.dirs[d]
 	if m == nil {
 		m = map[string]*fileState{}
-		s.dirs[d] = m
+		s.dirs[strings.Clone(d)] = m
 	}
-	m[n] = e
+	m[strings.Clone(n)] = e
+}
+
+// internKind returns the constant for a kind a state file names, so that
+// entries share it.
+func internKind(k string) (string, bool) {
+	for _, c := range [...]string{"log", "checkpoint", "index", "timeindex", "txnindex", "snapshot",
+		"leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata"} {
+		if k == c {
+			return c, true
+		}
+	}
+	return "", false
 }
 
 // stateVersion is the version of the state file's format.
@@ -151,6 +165,11 @@ func LoadState(path string) (*State, error) {
 			return nil, bad("not a file entry with an absolute path")
 		}
 		e := l.fileState
+		k, ok := internKind(e.Kind)
+		if !ok {
+			return nil, bad("unknown kind " + strconv.Quote(e.Kind))
+		}
+		e.Kind = k
 		s.put(l.Path, &e)
 	}
 	if err := sc.Err(); err != nil {
