@@ -15,6 +15,14 @@ import (
 // few megabytes of reports each.
 var chunkPartitions = 256 // a var only so that tests can shrink it
 
+// MemoryLimit is the soft memory limit klog verify runs under
+// (runtime/debug.SetMemoryLimit, unless GOMEMLIMIT sets one): near it the
+// garbage collector works harder instead of letting the heap grow to twice
+// what is live. With RunEach, what is live is a piece's reports and, with
+// --state, the state's entries (~170 bytes per file): a log dir of 100,000
+// segments stays under it.
+const MemoryLimit = 96 << 20
+
 // RunEach verifies paths as Run does, a piece at a time, so that memory
 // stays bounded however many partitions a log directory holds: each piece
 // is a file argument, or up to chunkPartitions partition directories, or a

@@ -170,10 +170,12 @@ func TestScaleSmall(t *testing.T) {
 // BenchmarkVerifyScale verifies a log dir of 10 small segments per
 // partition at 1,000 and 10,000 partitions (100,000 segments, 320,000
 // files) as the CLI does (RunEach, metrics added up, reports dropped after
-// each piece): time per file should stay flat (linear in files), and the
-// peak heap under 128 MiB. run=incremental is a --state run over the
+// each piece, under the CLI's soft memory limit): time per file should stay
+// flat (linear in files), and the peak heap under 128 MiB. run=incremental is a --state run over the
 // unchanged dir. Generation (minutes on a busy machine) is not timed.
 func BenchmarkVerifyScale(b *testing.B) {
+	// The soft memory limit the CLI sets.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(MemoryLimit))
 	for _, parts := range []int{1000, 10000} {
 		b.Run("partitions="+strconv.Itoa(parts), func(b *testing.B) {
 			dir, files, size := genFleet(b, b.TempDir(), parts, 10)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -22,6 +24,11 @@ var verifyFleetFlags = []cli.Flag{verifyRateFlag, verifyKeepCache, verifyStateFl
 
 // fleetOptions reads the live-broker flags into opts.
 func fleetOptions(c *cli.Context, opts *verify.Options) error {
+	// A soft memory limit, unless GOMEMLIMIT set one (the limit is then
+	// not the default, math.MaxInt64).
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		debug.SetMemoryLimit(verify.MemoryLimit)
+	}
 	if s := c.String(verifyRateFlag.Name); s != "" {
 		n, err := parseBytes(s)
 		if err != nil || n <= 0 {
