@@ -19,7 +19,7 @@ var chunkPartitions = 256 // a var only so that tests can shrink it
 // (runtime/debug.SetMemoryLimit, unless GOMEMLIMIT sets one): near it the
 // garbage collector works harder instead of letting the heap grow to twice
 // what is live. With RunEach, what is live is a piece's reports and, with
-// --state, the state's entries (~170 bytes per file): a log dir of 100,000
+// --state, the state's entries (~200 bytes per file): a log dir of 100,000
 // segments stays under it.
 const MemoryLimit = 96 << 20
 
