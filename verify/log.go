@@ -36,7 +36,7 @@ func newVerifier(opts Options) *verifier {
 }
 
 func (v *verifier) check(t task) FileReport {
-	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1}
+	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1, lastPos: -1}
 	st, err := os.Stat(t.path)
 	if err == nil {
 		f.Bytes = st.Size()

@@ -35,7 +35,7 @@ type State struct {
 	// dirs holds the entries by directory, then by file name, so that a
 	// piece of a run forgets its partitions' entries without a scan of
 	// every entry (a log dir holds hundreds of thousands).
-	dirs map[string]map[string]*fileState
+	dirs map[string]map[string]fileState
 	cwd  string
 }
 
@@ -49,33 +49,59 @@ func split(p string) (dir, name string) {
 	return p[:i], p[i+1:]
 }
 
-func (s *State) get(p string) *fileState {
+func (s *State) get(p string) (fileState, bool) {
 	d, n := split(p)
-	return s.dirs[d][n]
+	e, ok := s.dirs[d][n]
+	return e, ok
 }
 
 // put records e for path p. Keys are copies, so that an entry does not
 // keep a whole path string (a report's, or a line of the state file) alive.
-func (s *State) put(p string, e *fileState) {
+func (s *State) put(p string, e fileState) {
 	d, n := split(p)
 	m := s.dirs[d]
 	if m == nil {
-		m = map[string]*fileState{}
+		m = map[string]fileState{}
 		s.dirs[strings.Clone(d)] = m
 	}
 	m[strings.Clone(n)] = e
 }
 
-// internKind returns the constant for a kind a state file names, so that
-// entries share it.
-func internKind(k string) (string, bool) {
-	for _, c := range [...]string{"log", "checkpoint", "index", "timeindex", "txnindex", "snapshot",
-		"leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata"} {
-		if k == c {
-			return c, true
+// kindCode is a file kind in a state entry: a byte in memory (entries hold
+// no pointer, so the garbage collector does not scan them), the kind's name
+// in the file.
+type kindCode uint8
+
+var kindNames = [...]string{"log", "checkpoint", "index", "timeindex", "txnindex", "snapshot",
+	"leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata"}
+
+func codeOf(kind string) (kindCode, bool) {
+	for i, k := range kindNames {
+		if k == kind {
+			return kindCode(i), true
 		}
 	}
-	return "", false
+	return 0, false
+}
+
+func (k kindCode) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the kind's name.
+func (k kindCode) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind's name.
+func (k *kindCode) UnmarshalText(b []byte) error {
+	c, ok := codeOf(string(b))
+	if !ok {
+		return errors.New("unknown kind " + strconv.Quote(string(b)))
+	}
+	*k = c
+	return nil
 }
 
 // stateVersion is the version of the state file's format.
@@ -108,7 +134,7 @@ type stateLine struct {
 
 // fileState is what the state knows of one file.
 type fileState struct {
-	Kind string `json:"kind"`
+	Kind kindCode `json:"kind"`
 	fileID
 	// The report's counts for the file when it was found clean.
 	Batches     int64 `json:"batches"`
@@ -124,7 +150,7 @@ type fileState struct {
 // NewState returns an empty state (every file is checked in full).
 func NewState() *State {
 	cwd, _ := os.Getwd()
-	return &State{dirs: map[string]map[string]*fileState{}, cwd: cwd}
+	return &State{dirs: map[string]map[string]fileState{}, cwd: cwd}
 }
 
 // LoadState reads a state file; a file that does not exist yet is an empty
@@ -164,13 +190,7 @@ func LoadState(path string) (*State, error) {
 		if l.Type != "file" || !filepath.IsAbs(l.Path) || filepath.Clean(l.Path) != l.Path {
 			return nil, bad("not a file entry with an absolute path")
 		}
-		e := l.fileState
-		k, ok := internKind(e.Kind)
-		if !ok {
-			return nil, bad("unknown kind " + strconv.Quote(e.Kind))
-		}
-		e.Kind = k
-		s.put(l.Path, &e)
+		s.put(l.Path, l.fileState)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, errors.New(path + ": " + err.Error())
@@ -207,8 +227,8 @@ func (v *verifier) incremental(f *FileReport, t task, st os.FileInfo) bool {
 	if v.opts.Full {
 		return false
 	}
-	e := s.get(s.abs(t.path))
-	if e == nil || e.Kind != t.kind || e.Dev != id.Dev || e.Ino != id.Ino {
+	e, ok := s.get(s.abs(t.path))
+	if !ok || e.Kind.String() != t.kind || e.Dev != id.Dev || e.Ino != id.Ino {
 		return false
 	}
 	switch t.kind {
@@ -237,15 +257,15 @@ func (v *verifier) incremental(f *FileReport, t task, st os.FileInfo) bool {
 	// place; a recovery that truncates and appends again shows as a last
 	// batch that differs). Same size with another mtime: checked in full.
 	if (t.kind == "log" || t.kind == "checkpoint") && id.Size > e.Size && id.Size >= e.ValidBytes && e.ValidBytes > 0 {
-		v.resume = e
+		v.resume = &e
 	}
 	return false
 }
 
 // unchanged reports whether path is as the state recorded it.
 func (s *State) unchanged(path string) bool {
-	e := s.get(s.abs(path))
-	if e == nil {
+	e, ok := s.get(s.abs(path))
+	if !ok {
 		return false
 	}
 	st, err := os.Stat(path)
@@ -319,14 +339,13 @@ func (s *State) Update(rep *Report) {
 			continue
 		}
 		p := s.abs(f.Path)
-		e := s.get(p)
-		if e == nil {
-			e = new(fileState)
-			s.put(p, e)
+		k, ok := codeOf(f.Kind)
+		if !ok {
+			continue
 		}
-		*e = fileState{Kind: f.Kind, fileID: *f.id,
+		s.put(p, fileState{Kind: k, fileID: *f.id,
 			Batches: f.Batches, Records: f.Records, FirstOffset: f.FirstOffset, LastOffset: f.LastOffset,
-			ValidBytes: f.ValidBytes, LastBatchPos: f.lastPos, LastBatchCRC: f.lastCRC}
+			ValidBytes: f.ValidBytes, LastBatchPos: f.lastPos, LastBatchCRC: f.lastCRC})
 	}
 }
 
@@ -352,7 +371,7 @@ func (s *State) Save(path string) error {
 			}
 			sort.Strings(names)
 			for _, n := range names {
-				if err := enc.Encode(stateLine{Type: "file", Path: filepath.Join(d, n), fileState: *s.dirs[d][n]}); err != nil {
+				if err := enc.Encode(stateLine{Type: "file", Path: filepath.Join(d, n), fileState: s.dirs[d][n]}); err != nil {
 					return err
 				}
 			}
