@@ -32,8 +32,8 @@ const MemoryLimit = 96 << 20
 // limit and one page-cache record. The returned Report holds no Files, only
 // the run's totals (Findings, IOErrors, BytesRead, Start, Duration).
 //
-// The order of files differs from Run's in one way: a log directory's
-// checkpoint files come after its partitions.
+// Files come in Run's order (a log directory's checkpoint files after its
+// partitions); Options.OnFile and OnStart are called per piece.
 func RunEach(ctx context.Context, paths []string, opts Options, each func(*Report) error) (*Report, error) {
 	total := &Report{Start: time.Now(), roots: paths}
 	for _, p := range paths {
@@ -43,6 +43,10 @@ func RunEach(ctx context.Context, paths []string, opts Options, each func(*Repor
 	}
 	rd := newReads(ctx, opts)
 	opts.reads = rd
+	defer func() {
+		total.BytesRead = rd.n.Load()
+		total.Duration = time.Since(total.Start)
+	}()
 	r := &runner{ctx: ctx, opts: opts, each: each, total: total, leo: map[string]int64{}}
 	for _, p := range paths {
 		if err := r.walk(p); err != nil {
@@ -55,8 +59,6 @@ func RunEach(ctx context.Context, paths []string, opts Options, each func(*Repor
 	if opts.State != nil {
 		opts.State.forgetGone(paths)
 	}
-	total.BytesRead = rd.n.Load()
-	total.Duration = time.Since(total.Start)
 	return total, nil
 }
 
