@@ -376,7 +376,7 @@ func TestStateFile(t *testing.T) {
 	}
 	for d, m := range st.dirs {
 		for n, e := range m {
-			if g, ok := again.dirs[d][n]; !ok || g != e {
+			if g, ok := again.dirs[d][n]; !ok || *g != *e {
 				t.Errorf("%s/%s: saved %+v, loaded %+v", d, n, e, g)
 			}
 		}

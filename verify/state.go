@@ -35,7 +35,7 @@ type State struct {
 	// dirs holds the entries by directory, then by file name, so that a
 	// piece of a run forgets its partitions' entries without a scan of
 	// every entry (a log dir holds hundreds of thousands).
-	dirs map[string]map[string]fileState
+	dirs map[string]map[string]*fileState
 	cwd  string
 }
 
@@ -49,7 +49,7 @@ func split(p string) (dir, name string) {
 	return p[:i], p[i+1:]
 }
 
-func (s *State) get(p string) (fileState, bool) {
+func (s *State) get(p string) (*fileState, bool) {
 	d, n := split(p)
 	e, ok := s.dirs[d][n]
 	return e, ok
@@ -60,16 +60,20 @@ func (s *State) get(p string) (fileState, bool) {
 func (s *State) put(p string, e fileState) {
 	d, n := split(p)
 	m := s.dirs[d]
+	if old := m[n]; old != nil {
+		*old = e
+		return
+	}
 	if m == nil {
-		m = map[string]fileState{}
+		m = map[string]*fileState{}
 		s.dirs[strings.Clone(d)] = m
 	}
-	m[strings.Clone(n)] = e
+	m[strings.Clone(n)] = &e
 }
 
-// kindCode is a file kind in a state entry: a byte in memory (entries hold
-// no pointer, so the garbage collector does not scan them), the kind's name
-// in the file.
+// kindCode is a file kind in a state entry: a byte in memory (an entry
+// holds no pointer, so the garbage collector never scans the hundreds of
+// thousands of them), the kind's name in the file.
 type kindCode uint8
 
 var kindNames = [...]string{"log", "checkpoint", "index", "timeindex", "txnindex", "snapshot",
@@ -150,7 +154,7 @@ type fileState struct {
 // NewState returns an empty state (every file is checked in full).
 func NewState() *State {
 	cwd, _ := os.Getwd()
-	return &State{dirs: map[string]map[string]fileState{}, cwd: cwd}
+	return &State{dirs: map[string]map[string]*fileState{}, cwd: cwd}
 }
 
 // LoadState reads a state file; a file that does not exist yet is an empty
@@ -257,7 +261,7 @@ func (v *verifier) incremental(f *FileReport, t task, st os.FileInfo) bool {
 	// place; a recovery that truncates and appends again shows as a last
 	// batch that differs). Same size with another mtime: checked in full.
 	if (t.kind == "log" || t.kind == "checkpoint") && id.Size > e.Size && id.Size >= e.ValidBytes && e.ValidBytes > 0 {
-		v.resume = &e
+		v.resume = e
 	}
 	return false
 }
@@ -371,7 +375,7 @@ func (s *State) Save(path string) error {
 			}
 			sort.Strings(names)
 			for _, n := range names {
-				if err := enc.Encode(stateLine{Type: "file", Path: filepath.Join(d, n), fileState: s.dirs[d][n]}); err != nil {
+				if err := enc.Encode(stateLine{Type: "file", Path: filepath.Join(d, n), fileState: *s.dirs[d][n]}); err != nil {
 					return err
 				}
 			}
