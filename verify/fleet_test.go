@@ -315,7 +315,29 @@ func TestStateIncremental(t *testing.T) {
 		}
 	}
 
+	// Same size, another mtime; and a log cut back to an earlier batch:
+	// both checked in full.
+	touched := filepath.Join(root, "t-1", strconvPad(0)+".log")
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(touched, later, later)
+	cut := lastLog(t, filepath.Join(root, "t-1"))
+	cd, _ := os.ReadFile(cut)
+	bounds := batchBounds(t, cd)
+	os.Truncate(cut, bounds[len(bounds)/2][0])
+	for _, f := range runState(false).Files {
+		if (f.Path == touched || f.Path == cut) && (f.Skipped || f.VerifiedFrom != 0 || f.scanned != f.Batches || !f.OK) {
+			t.Errorf("%s: skipped %v, from %d, %d of %d batches, ok %v", f.Path, f.Skipped, f.VerifiedFrom, f.scanned, f.Batches, f.OK)
+		}
+	}
+
 	// --full reads everything again.
+	total = 0
+	filepath.Walk(root, func(_ string, fi os.FileInfo, _ error) error {
+		if fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+		return nil
+	})
 	full := runState(true)
 	if full.BytesRead < total {
 		t.Errorf("--full read %d bytes, the dir holds more than %d", full.BytesRead, total)
