@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/klog-dev/klog/verify"
@@ -39,8 +40,27 @@ file instead (no summary). --fail-fast stops at the first file with a
 finding. On a terminal, progress in bytes is shown on stderr.
 
 Exit status: 0 clean, 1 findings, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag},
+	Flags:  append([]cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag}, verifyFleetFlags...),
 	Action: runVerify,
+}
+
+// verifyProgress wires a progress bar into opts when one is wanted and
+// returns where it will be: RunEach starts each piece (a few hundred
+// partitions) with its own total, so the bar starts with the first piece
+// and its total grows piece by piece. A nil bar draws nothing.
+func verifyProgress(c *cli.Context, opts *verify.Options, jsonOut bool) **progress {
+	var bar *progress
+	if progressWanted(c, jsonOut) {
+		var total atomic.Int64
+		opts.OnStart = func(_ int, n int64) {
+			total.Add(n)
+			if bar == nil {
+				bar = newProgress(c, "verifying", jsonOut, total.Load)
+			}
+		}
+		opts.OnBytes = func(n int64) { bar.add(n) }
+	}
+	return &bar
 }
 
 func runVerify(c *cli.Context) error {
@@ -54,17 +74,17 @@ func runVerify(c *cli.Context) error {
 	jsonOut, quiet, failFast := c.Bool(verifyJSONFlag.Name), c.Bool(verifyQuiet.Name), c.Bool(verifyFailFastFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
 	var (
-		bar      *progress
 		sum      verifySummary
 		stopped  bool
 		writeErr error
 		b        strings.Builder
 	)
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
-	if progressWanted(c, jsonOut) {
-		opts.OnStart = func(_ int, total int64) { bar = newProgress(c, "verifying", jsonOut, func() int64 { return total }) }
-		opts.OnBytes = func(n int64) { bar.add(n) }
+	if err := fleetOptions(c, &opts); err != nil {
+		return err
 	}
+	bar := verifyProgress(c, &opts, jsonOut)
+	fleet := newFleetOutputs(c, &opts)
 	opts.OnFile = func(f *verify.FileReport) {
 		if stopped {
 			return
@@ -80,7 +100,7 @@ func runVerify(c *cli.Context) error {
 			writeVerdict(&b, f)
 			out.WriteString(b.String())
 		}
-		bar.clear()
+		(*bar).clear()
 		if err := out.Flush(); err != nil && writeErr == nil {
 			writeErr = err
 		}
@@ -89,13 +109,21 @@ func runVerify(c *cli.Context) error {
 			cancel()
 		}
 	}
-	_, err := verify.Run(ctx, args, opts)
-	bar.finish()
+	// Pieces of a few hundred partitions at a time: memory stays bounded
+	// on a broker's log dir of any size.
+	run, err := verify.RunEach(ctx, args, opts, func(rep *verify.Report) error {
+		fleet.add(rep)
+		return nil
+	})
+	(*bar).finish()
 	if err != nil && !(stopped && errors.Is(err, context.Canceled)) {
 		if errors.Is(err, context.Canceled) && c.Context.Err() != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
 		}
 		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	}
+	if err := fleet.write(run); err != nil {
+		return err
 	}
 	if !jsonOut {
 		sum.write(out, time.Since(start), stopped)
