@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"testing"
 	"unicode/utf8"
 )
@@ -168,4 +169,39 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("valid %v for %q", ok, s)
 		}
 	})
+}
+
+func TestTyped(t *testing.T) {
+	got, err := Typed(nil, "thing", struct {
+		A int    `json:"a"`
+		B string `json:"b"`
+	}{1, "<x>"})
+	if err != nil || string(got) != `{"type":"thing","a":1,"b":"<x>"}`+"\n" {
+		t.Errorf("Typed = %s, %v", got, err)
+	}
+	if got, err := Typed(nil, "empty", struct{}{}); err != nil || string(got) != `{"type":"empty"}`+"\n" {
+		t.Errorf("empty: %s, %v", got, err)
+	}
+	if _, err := Typed(nil, "list", []int{1}); !errors.Is(err, ErrNotObject) {
+		t.Errorf("a list: %v, want ErrNotObject", err)
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriterError: the first write error sticks and Flush reports it.
+func TestWriterError(t *testing.T) {
+	w := NewWriter(failWriter{}, Options{})
+	for range 3 {
+		w.Emit(End(Int(Begin(w.Line(), "t"), "n", 1)))
+	}
+	if err := w.Flush(); err == nil || err.Error() != "disk full" {
+		t.Errorf("Flush = %v, want the write error", err)
+	}
+	if w.Err() == nil {
+		t.Errorf("Err is nil after a failed write")
+	}
 }
