@@ -55,6 +55,10 @@ type Request struct {
 	NoMinOneMessage bool
 	// HighWatermark overrides the log's high watermark when >= 0.
 	HighWatermark int64
+	// Locate leaves Frame nil and fills Fetched.Segment, Position and
+	// Size: the file range a broker would send, for a caller that sends
+	// it itself (klog serve's zero-copy path). Truncated is not computed.
+	Locate bool
 }
 
 // AbortedTransaction is a response's aborted transaction (producer id and
@@ -103,6 +107,20 @@ type Fetched struct {
 	FetchOffset int64
 	// MaxBytes is the byte limit the read used.
 	MaxBytes int32
+	// Segment, Position and Size are the file range of the read (Size 0
+	// when nothing was read). Frame holds exactly these bytes unless the
+	// request had Locate set.
+	Segment  string
+	Position int64
+	Size     int64
+}
+
+// Bytes is the size of the read: len(Frame), or Size for a Locate read.
+func (f *Fetched) Bytes() int64 {
+	if f.Frame != nil {
+		return int64(len(f.Frame))
+	}
+	return f.Size
 }
 
 // Read serves one fetch as the broker does, step by step.
@@ -178,8 +196,11 @@ func (l *Log) Read(req Request) (*Fetched, error) {
 			return f, nil
 		}
 		// Step 8: the raw file slice, not trimmed to batch boundaries.
-		if err := l.readFrame(f, s, start, fetchSize, firstSize); err != nil {
-			return f, err
+		f.Segment, f.Position, f.Size = s.path, start, fetchSize
+		if !req.Locate {
+			if err := l.readFrame(f, s, start, fetchSize, firstSize); err != nil {
+				return f, err
+			}
 		}
 		// Step 9: aborted transactions for read_committed.
 		if f.AbortedTransactions != nil {

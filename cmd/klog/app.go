@@ -48,7 +48,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler:       func(*cli.Context, error) {},
 		HideHelpCommand:      true,
 		EnableBashCompletion: true,
-		Commands:             []*cli.Command{dumpCommand, verifyCommand, produceCommand, fetchCommand, offsetsCommand, replicateCommand, recoverCommand, tailCommand, segmentsCommand, statsCommand, findCommand},
+		Commands:             []*cli.Command{dumpCommand, verifyCommand, produceCommand, fetchCommand, offsetsCommand, replicateCommand, recoverCommand, tailCommand, segmentsCommand, statsCommand, findCommand, serveCommand},
 	}
 }
 
