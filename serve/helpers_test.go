@@ -19,6 +19,7 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/format"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -261,4 +262,22 @@ func sameRecs(t testing.TB, what string, got, want []rec) {
 			return
 		}
 	}
+}
+
+// rawBatch is a one-record v2 batch as a client would send it (base
+// offset 0); pid < 0 makes it non-idempotent.
+func rawBatch(t testing.TB, seq int32, pidEpoch ...int64) []byte {
+	t.Helper()
+	h := &format.Batch{Magic: format.MagicV2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1}
+	if len(pidEpoch) == 2 {
+		h.ProducerID, h.ProducerEpoch, h.BaseSequence = pidEpoch[0], int16(pidEpoch[1]), seq
+	}
+	recs := []format.Record{{Key: []byte("k"), Value: []byte("v"), Timestamp: 1700000000000}}
+	format.PrepareBatch(h, recs)
+	var c format.Compressor
+	b, err := c.AppendBatch(nil, h, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
