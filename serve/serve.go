@@ -427,7 +427,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		return net.ErrClosed
+		ln.Close()
+		return nil
 	}
 	s.lns = append(s.lns, ln)
 	if s.addrHost == "" {
