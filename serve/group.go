@@ -507,7 +507,10 @@ func (c *coordinator) commit(groupID, id string, generation int32, offsets map[t
 		if code != 0 {
 			return code
 		}
-		if gg.state == groupPreparingRebalance {
+		// ClassicGroup.validateOffsetCommit: a member of the current
+		// generation may commit while the group prepares a rebalance
+		// (its revocation commit), not between join and sync.
+		if gg.state == groupCompletingRebalance {
 			return kerr.RebalanceInProgress.Code
 		}
 		c.touch(gg, m)

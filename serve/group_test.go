@@ -35,7 +35,9 @@ func groupConsume(t testing.TB, addr, group, topic string, balancer kgo.GroupBal
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for total() < want && ctx.Err() == nil {
-		fs := cl.PollFetches(ctx)
+		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		fs := cl.PollFetches(pctx)
+		pcancel()
 		fs.EachRecord(func(r *kgo.Record) {
 			key := r.Topic + "/" + string(rune('0'+r.Partition)) + "/" + itoa64(r.Offset)
 			if _, dup := seen.LoadOrStore(key, r); dup {
