@@ -48,8 +48,8 @@ func emptyAsNull(rs []rec) []rec {
 		if out[i].Value == "" {
 			out[i].Value = "null"
 		}
-		if out[i].Key == "null" {
-			out[i].Key = ""
+		if out[i].Key == "" {
+			out[i].Key = "null"
 		}
 	}
 	return out

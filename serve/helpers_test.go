@@ -141,7 +141,7 @@ func startServer(t testing.TB, cfg Config) (*Server, string) {
 type rec struct {
 	Offset    int64
 	Timestamp int64
-	Key       string // hex
+	Key       string // hex; "null" for a null key
 	Value     string // hex; "null" for a null value
 	Headers   int
 }
@@ -176,7 +176,11 @@ func dumpRecords(t testing.TB, partDir string) []rec {
 				continue
 			}
 			r := rec{Offset: int64(m["offset"].(float64)), Timestamp: int64(m["timestamp"].(float64))}
-			r.Key, _ = m["key"].(string)
+			if k, ok := m["key"].(string); ok {
+				r.Key = k
+			} else {
+				r.Key = "null"
+			}
 			if v, ok := m["value"].(string); ok {
 				r.Value = v
 			} else {
@@ -214,6 +218,9 @@ func fromParts(off, ts int64, k, v []byte, h int) rec {
 	r := rec{Offset: off, Timestamp: ts, Key: hex.EncodeToString(k), Value: hex.EncodeToString(v), Headers: h}
 	if v == nil {
 		r.Value = "null"
+	}
+	if k == nil {
+		r.Key = "null"
 	}
 	return r
 }
