@@ -47,6 +47,14 @@ const (
 	KindCheckpointInvalid = "checkpoint-invalid"
 	KindCheckpointRange   = "checkpoint-range"
 	KindMissingLog        = "missing-log"
+	// KindOffsetRange: a batch whose offsets its segment cannot hold (last
+	// offset below the base offset from the file name, or more than
+	// 2^31-1 above it), or a negative v0/v1 offset: the broker's recovery
+	// splits the segment or refuses to load the partition.
+	KindOffsetRange = "offset-range"
+	// KindSnapshotRange: a producer snapshot above the log end offset,
+	// which the broker deletes when it loads the partition.
+	KindSnapshotRange = "snapshot-range"
 )
 
 // Problem is one finding. Position is a byte position in the file the
@@ -270,6 +278,17 @@ func fileTask(p string) task {
 	return t
 }
 
+// isSegmentFile reports whether LogLoader reads name as a segment file
+// (LogFileUtils.isLogFile, isIndexFile): its stem must be an offset.
+func isSegmentFile(name string) bool {
+	for _, s := range []string{partition.LogSuffix, partition.IndexSuffix, partition.TimeIndexSuffix, partition.TxnIndexSuffix} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
 func isOffsetCheckpoint(name string) bool {
 	for _, c := range partition.LogDirCheckpoints {
 		if name == c {
@@ -309,6 +328,10 @@ func expand(p string, tasks *[]task, groups *[]group) error {
 		for _, o := range d.Other {
 			if t := fileTask(o); t.kind == "checkpoint" {
 				*tasks = append(*tasks, t)
+			} else if isSegmentFile(filepath.Base(o)) {
+				// LogLoader parses every *.log and index file name as an
+				// offset: one that is not a number fails the load.
+				*tasks = append(*tasks, task{path: o, kind: "misnamed", base: -1})
 			}
 		}
 		for _, f := range []string{d.LeaderEpochs, d.Metadata} {
