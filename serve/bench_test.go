@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,14 +28,6 @@ const (
 	benchBatch = 16
 )
 
-var benchOnce struct {
-	sync.Once
-	dir     string
-	records int64
-	bytes   int64
-	err     error
-}
-
 func benchSize() int64 {
 	mb := int64(1024)
 	if v, err := strconv.ParseInt(os.Getenv("KLOG_SERVE_BENCH_MB"), 10, 64); err == nil && v > 0 {
@@ -45,45 +36,34 @@ func benchSize() int64 {
 	return mb << 20
 }
 
-// benchLogDir writes the partition once per process (in a temporary
-// directory removed by TestMain-less cleanup at exit of the benchmark).
+// benchLogDir writes the partition: returns the log dir, the record count
+// and the bytes written.
 func benchLogDir(b *testing.B) (dir string, records, size int64) {
-	benchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "klog-serve-bench-")
-		if err != nil {
-			benchOnce.err = err
-			return
-		}
-		a, err := produce.Open(filepath.Join(dir, "bench-0"), produce.Options{Sync: produce.SyncNever})
-		if err != nil {
-			benchOnce.err = err
-			return
-		}
-		value := make([]byte, benchValue)
-		for i := range value {
-			value[i] = byte('a' + i%26)
-		}
-		recs := make([]format.Record, benchBatch)
-		var n int64
-		for benchOnce.bytes < benchSize() {
-			for i := range recs {
-				recs[i] = format.Record{Key: []byte(strconv.FormatInt(n+int64(i), 10)), Value: value, Timestamp: 1700000000000 + n}
-			}
-			res, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1})
-			if err != nil {
-				benchOnce.err = err
-				return
-			}
-			n += benchBatch
-			benchOnce.bytes += res.Size
-		}
-		benchOnce.err = a.Close()
-		benchOnce.dir, benchOnce.records = dir, n
-	})
-	if benchOnce.err != nil {
-		b.Fatal(benchOnce.err)
+	dir = b.TempDir()
+	a, err := produce.Open(filepath.Join(dir, "bench-0"), produce.Options{Sync: produce.SyncNever})
+	if err != nil {
+		b.Fatal(err)
 	}
-	return benchOnce.dir, benchOnce.records, benchOnce.bytes
+	value := make([]byte, benchValue)
+	for i := range value {
+		value[i] = byte('a' + i%26)
+	}
+	recs := make([]format.Record, benchBatch)
+	for size < benchSize() {
+		for i := range recs {
+			recs[i] = format.Record{Key: []byte(strconv.FormatInt(records+int64(i), 10)), Value: value, Timestamp: 1700000000000 + records}
+		}
+		res, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		records += benchBatch
+		size += res.Size
+	}
+	if err := a.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dir, records, size
 }
 
 // drainKgo consumes records [0, n) of topic "bench" from addr.
@@ -131,7 +111,16 @@ func BenchmarkDrain(b *testing.B) {
 		}
 	})
 	b.Run("serve-kgo", func(b *testing.B) {
-		_, addr := startServer(b, Config{LogDir: dir})
+		cfg := Config{LogDir: dir}
+		if p := os.Getenv("KLOG_SERVE_BENCH_LOG"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			cfg.RequestLog = f
+		}
+		_, addr := startServer(b, cfg)
 		b.SetBytes(size)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -145,7 +134,9 @@ func BenchmarkDrain(b *testing.B) {
 		}
 		defer c.Close()
 		addr := c.ListenAddrs()[0]
-		loadKfake(b, addr, dir)
+		// The same batches: kgo cuts a batch at this many bytes, which
+		// holds the benchBatch records a disk batch holds.
+		loadKfake(b, addr, dir, int32(size/(n/benchBatch)))
 		b.SetBytes(size)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -156,9 +147,10 @@ func BenchmarkDrain(b *testing.B) {
 
 // loadKfake produces the partition's records into kfake, batch by batch as
 // they are on disk (same keys, values, timestamps, batch sizes).
-func loadKfake(b *testing.B, addr, dir string) {
+func loadKfake(b *testing.B, addr, dir string, batchBytes int32) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(1<<16))
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(batchBytes+64), kgo.MaxBufferedRecords(1<<16),
+		kgo.ProducerLinger(50*time.Millisecond))
 	if err != nil {
 		b.Fatal(err)
 	}
