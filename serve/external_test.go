@@ -152,7 +152,7 @@ func TestKcatConsume(t *testing.T) {
 			from = append(from, r)
 		}
 	}
-	// Kafka's answer for 1700001000017 is offset 16 (testdata/listoffsets/producer.json).
+	// Kafka's answer for 1700001000017 is offset 16 (../partition/testdata/kafka-listoffsets).
 	got := runClient(t, "", kcat, "-C", "-b", addr, "-t", "producer", "-o", "s@1700001000017", "-e", "-q",
 		"-X", "isolation.level=read_uncommitted", "-f", `%o %K %S %T\n`)
 	sameLines(t, "kcat -o s@1700001000017", got, lines(from, true))

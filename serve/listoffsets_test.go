@@ -10,8 +10,9 @@ import (
 )
 
 // TestListOffsetsMatchesKafka: every ListOffsets query Kafka 4.3.1 answered
-// for these partitions (testdata/listoffsets) gets the same offset,
-// timestamp and leader epoch from klog serve, at both isolation levels.
+// for these partitions (../partition/testdata/kafka-listoffsets, its
+// PROVENANCE.md) gets the same offset, timestamp and leader epoch from klog
+// serve, at both isolation levels.
 func TestListOffsetsMatchesKafka(t *testing.T) {
 	dir := fixtureLogDir(t, "txn-0", "producer-0", "none-0", "legacy-0")
 	_, addr := startServer(t, Config{LogDir: dir})
@@ -21,8 +22,9 @@ func TestListOffsetsMatchesKafka(t *testing.T) {
 		Timestamp   int64 `json:"timestamp"`
 		LeaderEpoch any   `json:"leader_epoch"`
 	}
-	for _, topic := range []string{"txn", "producer", "none", "legacy"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "listoffsets", topic+".json"))
+	for topic, src := range map[string]string{"txn": "v2-transactions", "producer": "unifiedlog-producer/topic-0",
+		"none": "v2-none", "legacy": "unifiedlog-v1/topic-0"} {
+		data, err := os.ReadFile(filepath.Join("..", "partition", "testdata", "kafka-listoffsets", src, "kafka-listoffsets.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
