@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -183,5 +184,84 @@ func TestOffsetsPartition(t *testing.T) {
 		if got := offsetsPartition(g); got != want {
 			t.Errorf("offsetsPartition(%q) = %d, want %d", g, got, want)
 		}
+	}
+}
+
+// TestGroupSessionsAndRebalance on the wire: a second member's join
+// rebalances the first (its heartbeat says REBALANCE_IN_PROGRESS); a member
+// that neither rejoins nor heartbeats is dropped at the rebalance timeout
+// and the other completes alone; a silent member expires after its session
+// timeout and the group empties; stale generations are ILLEGAL_GENERATION.
+func TestGroupSessionsAndRebalance(t *testing.T) {
+	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
+	join := func(w *wire, member string) *kmsg.JoinGroupResponse {
+		jg := kmsg.NewPtrJoinGroupRequest()
+		jg.Version, jg.Group, jg.MemberID, jg.ProtocolType = 5, "sg", member, "consumer"
+		jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis = 600, 800
+		jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0}}, {Name: "roundrobin", Metadata: []byte{1}}}
+		return w.do(jg).(*kmsg.JoinGroupResponse)
+	}
+	heartbeat := func(w *wire, member string, gen int32) int16 {
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Version, hb.Group, hb.MemberID, hb.Generation = 3, "sg", member, gen
+		return w.do(hb).(*kmsg.HeartbeatResponse).ErrorCode
+	}
+	sync := func(w *wire, member string, gen int32, assign map[string]string) *kmsg.SyncGroupResponse {
+		sg := kmsg.NewPtrSyncGroupRequest()
+		sg.Version, sg.Group, sg.MemberID, sg.Generation = 3, "sg", member, gen
+		for m, a := range assign {
+			sg.GroupAssignment = append(sg.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: m, MemberAssignment: []byte(a)})
+		}
+		return w.do(sg).(*kmsg.SyncGroupResponse)
+	}
+	a, b := dial(t, addr), dial(t, addr)
+	// KIP-394: the first join of a new member only gets its id.
+	r := join(a, "")
+	if r.ErrorCode != kerr.MemberIDRequired.Code || r.MemberID == "" {
+		t.Fatalf("first join: %+v", r)
+	}
+	idA := r.MemberID
+	r = join(a, idA)
+	if r.ErrorCode != 0 || r.LeaderID != idA || r.Generation != 1 || *r.Protocol != "range" || len(r.Members) != 1 {
+		t.Fatalf("join A: %+v", r)
+	}
+	if s := sync(a, idA, 1, map[string]string{idA: "all"}); s.ErrorCode != 0 || string(s.MemberAssignment) != "all" {
+		t.Fatalf("sync A: %+v", s)
+	}
+	if code := heartbeat(a, idA, 1); code != 0 {
+		t.Fatalf("heartbeat A: %d", code)
+	}
+	// B joins; A learns of the rebalance from its heartbeat but does not
+	// rejoin: at the rebalance timeout B completes alone.
+	idB := join(b, "").MemberID
+	done := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() { done <- join(b, idB) }()
+	time.Sleep(100 * time.Millisecond)
+	if code := heartbeat(a, idA, 1); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("A's heartbeat during the rebalance: %d", code)
+	}
+	rb := <-done
+	if rb.ErrorCode != 0 || rb.LeaderID != idB || rb.Generation != 2 || len(rb.Members) != 1 {
+		t.Fatalf("B's join after A missed the rebalance: %+v", rb)
+	}
+	if code := heartbeat(a, idA, 1); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("A after being dropped: %d", code)
+	}
+	if s := sync(b, idB, 1, nil); s.ErrorCode != kerr.IllegalGeneration.Code {
+		t.Fatalf("sync with a stale generation: %d", s.ErrorCode)
+	}
+	if s := sync(b, idB, 2, map[string]string{idB: "all"}); s.ErrorCode != 0 {
+		t.Fatalf("sync B: %d", s.ErrorCode)
+	}
+	// B goes silent: its session (600 ms) expires and the group empties.
+	time.Sleep(1200 * time.Millisecond)
+	if code := heartbeat(b, idB, 2); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("B after its session expired: %d", code)
+	}
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.MemberID, oc.Generation = 7, "sg", idB, 2
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "none", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Offset: 5, LeaderEpoch: -1}}}}
+	if code := b.do(oc).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.UnknownMemberID.Code {
+		t.Fatalf("commit from an expired member: %d", code)
 	}
 }
