@@ -94,12 +94,17 @@ func (w *wire) do(req kmsg.Request) kmsg.Response {
 	return resp
 }
 
-// closed reports whether the server closed the connection.
+// closed reports whether the server closed the connection: EOF, or a
+// reset when it closed with our request unread.
 func (w *wire) closed() bool {
 	w.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	var b [1]byte
 	_, err := w.c.Read(b[:])
-	return errors.Is(err, io.EOF)
+	var ne net.Error
+	if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return false
+	}
+	return true
 }
 
 func TestApiVersions(t *testing.T) {
