@@ -101,7 +101,12 @@ func (cn *conn) serveOne() error {
 		cn.logError(h, err.Error())
 		return err
 	}
-	return cn.dispatch(h, req, start)
+	err = cn.dispatch(h, req, start)
+	if cn.body.Cap() > 1<<20 {
+		// An idle connection does not keep a large request's buffer.
+		cn.body = bytes.Buffer{}
+	}
+	return err
 }
 
 // parseRequest splits a frame into its header and decoded body. ApiVersions

@@ -161,11 +161,13 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, topics: map[string]*topic{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{},
 		done: make(chan struct{}), nextPID: cfg.Now().UnixMilli() * 1000, clusterID: "klog"}
 	if err := s.loadTopics(); err != nil {
+		s.closeAppenders()
 		return nil, err
 	}
 	s.clusterID = readClusterID(cfg.LogDir)
 	g, err := newCoordinator(s)
 	if err != nil {
+		s.closeAppenders()
 		return nil, err
 	}
 	s.groups = g
@@ -193,16 +195,26 @@ func (s *Server) loadTopics() error {
 	}
 	for name, dirs := range byTopic {
 		t := &topic{name: name}
+		// A topic refused half-way closes its appenders here; New
+		// closes those of the topics already loaded.
+		fail := func(err error) error {
+			for _, p := range t.parts {
+				if p.app != nil {
+					p.app.Close()
+				}
+			}
+			return err
+		}
 		for i, d := range dirs {
 			_, n, _ := partition.ParseDirName(filepath.Base(d))
 			if n != int32(i) {
-				return errors.New("serve: topic " + strconv.Quote(name) + " has partitions that are not 0.." +
+				return fail(errors.New("serve: topic " + strconv.Quote(name) + " has partitions that are not 0.." +
 					strconv.Itoa(len(dirs)-1) + " (found " + filepath.Base(d) + " at position " + strconv.Itoa(i) +
-					"); Kafka clients require contiguous partitions: serve a log dir holding all of them")
+					"); Kafka clients require contiguous partitions: serve a log dir holding all of them"))
 			}
 			p, err := s.openPart(name, n, d)
 			if err != nil {
-				return err
+				return fail(err)
 			}
 			t.parts = append(t.parts, p)
 			if t.id == ([16]byte{}) {
@@ -537,6 +549,15 @@ func (s *Server) Close() error {
 
 // release closes appenders (syncing them) and the offsets store.
 func (s *Server) release() error {
+	first := s.closeAppenders()
+	if err := s.groups.close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// closeAppenders closes (and syncs) every partition's appender.
+func (s *Server) closeAppenders() error {
 	var first error
 	s.mu.Lock()
 	topics := s.topics
@@ -552,9 +573,6 @@ func (s *Server) release() error {
 			}
 			p.mu.Unlock()
 		}
-	}
-	if err := s.groups.close(); err != nil && first == nil {
-		first = err
 	}
 	return first
 }
