@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/klog-dev/klog/produce"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The drain benchmark: one partition of KLOG_SERVE_BENCH_MB MiB (default
@@ -66,10 +68,25 @@ func benchLogDir(b *testing.B) (dir string, records, size int64) {
 	return dir, records, size
 }
 
-// drainKgo consumes records [0, n) of topic "bench" from addr.
+// batchCounter counts the batches a kgo consumer reads.
+type batchCounter struct{ batches, records atomic.Int64 }
+
+func (c *batchCounter) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.FetchBatchMetrics) {
+	c.batches.Add(1)
+	c.records.Add(int64(m.NumRecords))
+}
+
+// drainKgo consumes records [0, n) of topic "bench" from addr and reports
+// the records per batch it saw (the same on disk and in kfake).
 func drainKgo(b *testing.B, addr string, n int64) {
+	var bc batchCounter
+	defer func() {
+		if nb := bc.batches.Load(); nb > 0 {
+			b.ReportMetric(float64(bc.records.Load())/float64(nb), "recs/batch")
+		}
+	}()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"bench": {0: kgo.NewOffset().AtStart()}}),
-		kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.WithHooks(&bc))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,6 +125,44 @@ func BenchmarkDrain(b *testing.B) {
 				got += int64(len(recs))
 			}
 			c.Close()
+		}
+	})
+	// The client's ceiling: kgo decoding the same fetch responses with no
+	// network and no server (package fetch reads the frames beforehand).
+	b.Run("kgo-decode-only", func(b *testing.B) {
+		l, err := fetch.Open(filepath.Join(dir, "bench-0"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var frames []kmsg.FetchResponseTopicPartition
+		for off := int64(0); off < n; {
+			f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.HighWatermark, rp.LastStableOffset, rp.RecordBatches = f.HighWatermark, f.LastStableOffset, append([]byte(nil), f.Frame...)
+			fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: off, Topic: "bench"}, &rp, kgo.DefaultDecompressor(), nil)
+			if len(fp.Records) == 0 {
+				b.Fatalf("no records at %d", off)
+			}
+			frames = append(frames, rp)
+			off = next
+		}
+		dec := kgo.DefaultDecompressor()
+		b.SetBytes(size)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			var got int64
+			off := int64(0)
+			for j := range frames {
+				fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: off, Topic: "bench"}, &frames[j], dec, nil)
+				got += int64(len(fp.Records))
+				off = next
+			}
+			if got != n {
+				b.Fatalf("decoded %d records of %d", got, n)
+			}
 		}
 	})
 	b.Run("serve-kgo", func(b *testing.B) {
