@@ -3,15 +3,18 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/verify"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -216,4 +219,30 @@ func TestProduceChecks(t *testing.T) {
 	if got := len(dumpRecords(t, filepath.Join(dir, "t-0"))); got != 9 {
 		t.Errorf("log holds %d records, want 9", got)
 	}
+}
+
+// TestProduceLogAppendTime: a LogAppendTime batch gets the broker's time
+// as its max timestamp (CRC recomputed, verify clean) and in the answer.
+func TestProduceLogAppendTime(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "t-0"), 0o755)
+	now := time.UnixMilli(1800000000000)
+	_, addr := startServer(t, Config{LogDir: dir, Writable: true, Now: func() time.Time { return now }})
+	b := rawBatch(t, 0)
+	b[22] |= 0x08 // attributes: LogAppendTime (DefaultRecordBatch.TIMESTAMP_TYPE_MASK)
+	binary.BigEndian.PutUint32(b[17:], format.ChecksumC(b[21:]))
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 1000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: b}}}}
+	p := dial(t, addr).do(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || p.LogAppendTime != now.UnixMilli() {
+		t.Fatalf("produce: error %d log append time %d", p.ErrorCode, p.LogAppendTime)
+	}
+	var out, errb bytes.Buffer
+	logs, _ := filepath.Glob(filepath.Join(dir, "t-0", "*.log"))
+	dump.Run(logs, dump.Options{MaxBytes: -1}, &out, &errb)
+	if !strings.Contains(out.String(), "LogAppendTime: 1800000000000") || !strings.Contains(out.String(), "isvalid: true") {
+		t.Errorf("dump:\n%s", out.String())
+	}
+	verifyClean(t, dir)
 }

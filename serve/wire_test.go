@@ -397,3 +397,60 @@ func TestLongPollWokenByAppend(t *testing.T) {
 		t.Fatalf("long poll took %v: not woken by the append", took)
 	}
 }
+
+// TestFetchResponseMaxBytes: the response limit spans partitions as
+// ReplicaManager.readFromLog applies it: the first partition with data may
+// exceed it by one whole batch (KIP-74), later ones get what is left,
+// possibly ending inside a batch, then nothing.
+func TestFetchResponseMaxBytes(t *testing.T) {
+	dir := fixtureLogDir(t, "multi-0", "multi-1", "multi-2")
+	_, addr := startServer(t, Config{LogDir: dir})
+	w := dial(t, addr)
+	fetchAll := func(maxBytes int32) []int {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaID, req.MaxBytes = 12, -1, maxBytes
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "multi"
+		for p := int32(0); p < 3; p++ {
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition, rp.PartitionMaxBytes = p, 1<<20
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+		resp := w.do(req).(*kmsg.FetchResponse)
+		var sizes []int
+		for _, p := range resp.Topics[0].Partitions {
+			if p.ErrorCode != 0 {
+				t.Fatalf("partition %d: error %d", p.Partition, p.ErrorCode)
+			}
+			sizes = append(sizes, len(p.RecordBatches))
+		}
+		return sizes
+	}
+	whole := fetchAll(50 << 20)
+	for i, n := range whole {
+		if n == 0 {
+			t.Fatalf("partition %d empty with a large limit", i)
+		}
+	}
+	l, _ := fetch.Open(filepath.Join(dir, "multi-0"))
+	f, _ := l.Read(fetch.Request{FetchOffset: 0, PartitionMaxBytes: 1, HighWatermark: -1})
+	first := len(f.Frame) // KIP-74: the first batch whole
+	for _, c := range []struct {
+		max  int32
+		want []int
+	}{
+		{1, []int{first, 0, 0}},
+		{int32(whole[0]), []int{whole[0], 0, 0}},
+		{int32(whole[0] + 100), []int{whole[0], 100, 0}},
+		{int32(whole[0] + whole[1] + 7), []int{whole[0], whole[1], 7}},
+	} {
+		got := fetchAll(c.max)
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("max bytes %d: partition sizes %v, want %v", c.max, got, c.want)
+				break
+			}
+		}
+	}
+}
