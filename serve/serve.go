@@ -478,7 +478,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// Addr is the host and port clients are told to connect to.
+// advertised is the host and port clients are told to connect to.
 func (s *Server) advertised() (string, int32) {
 	h, p := s.cfg.AdvertisedHost, s.cfg.AdvertisedPort
 	s.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/klog-dev/klog/serve"
@@ -118,8 +119,8 @@ func runServe(c *cli.Context) error {
 		if err != nil {
 			return usageError("serve: --advertise: %v", err)
 		}
-		var port int
-		if _, err := fmt.Sscanf(p, "%d", &port); err != nil || port <= 0 || port > 65535 {
+		port, err := strconv.Atoi(p)
+		if err != nil || port <= 0 || port > 65535 {
 			return usageError("serve: --advertise: bad port %q", p)
 		}
 		cfg.AdvertisedHost, cfg.AdvertisedPort = h, int32(port)
