@@ -6,11 +6,15 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/produce"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -452,5 +456,81 @@ func TestFetchResponseMaxBytes(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestLongPollWokenByOtherProcess: a read-only server's parked fetch is
+// woken when another writer (here klog's appender, as `klog produce` in
+// another process would) appends to the partition: the inotify watch.
+func TestLongPollWokenByOtherProcess(t *testing.T) {
+	dir := fixtureLogDir(t, "none-0")
+	_, addr := startServer(t, Config{LogDir: dir})
+	w := dial(t, addr)
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 11, -1, 1<<20, 1, 30000
+	req.Topics = []kmsg.FetchRequestTopic{{Topic: "none", Partitions: []kmsg.FetchRequestTopicPartition{{FetchOffset: 59, PartitionMaxBytes: 1 << 20}}}}
+	start := time.Now()
+	appended := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		a, err := produce.Open(filepath.Join(dir, "none-0"), produce.Options{})
+		if err != nil {
+			appended <- err
+			return
+		}
+		_, err = a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("late")}}, ProducerID: -1})
+		if cerr := a.Close(); err == nil {
+			err = cerr
+		}
+		appended <- err
+	}()
+	resp := w.do(req).(*kmsg.FetchResponse)
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || len(p.RecordBatches) == 0 || p.HighWatermark != 60 {
+		t.Fatalf("long poll: error %d, %d bytes, hw %d", p.ErrorCode, len(p.RecordBatches), p.HighWatermark)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("long poll took %v: not woken by the other writer", took)
+	}
+}
+
+// TestWritableOffsetsInLogDir: with --writable, commits go to the log
+// dir's __consumer_offsets-N (not served as a topic) and survive a restart.
+func TestWritableOffsetsInLogDir(t *testing.T) {
+	dir := fixtureLogDir(t, "none-0")
+	commit := func(addr string) {
+		oc := kmsg.NewPtrOffsetCommitRequest()
+		oc.Version, oc.Group, oc.Generation = 2, "wg", -1
+		oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "none", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Offset: 42}}}}
+		if code := dial(t, addr).do(oc).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("commit: %d", code)
+		}
+	}
+	s, err := New(Config{LogDir: dir, Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go s.Serve(ln)
+	commit(ln.Addr().String())
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	part := filepath.Join(dir, OffsetsTopic+"-"+strconv.Itoa(int(offsetsPartition("wg"))))
+	if _, err := os.Stat(part); err != nil {
+		t.Fatalf("no %s: %v", part, err)
+	}
+	s2, addr := startServer(t, Config{LogDir: dir, Writable: true})
+	if s2.topic(OffsetsTopic) != nil {
+		t.Fatal("__consumer_offsets served as a topic")
+	}
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Version, of.Group = 5, "wg"
+	of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "none", Partitions: []int32{0}}}
+	if got := dial(t, addr).do(of).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0].Offset; got != 42 {
+		t.Fatalf("after restart: offset %d, want 42", got)
 	}
 }
