@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"math/big"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -229,4 +231,48 @@ func TestTLS(t *testing.T) {
 	dialer := &tls.Dialer{Config: &tls.Config{RootCAs: pool}}
 	got := consumeKgo(t, addr, "none", 0, kgo.ReadUncommitted(), 59, kgo.Dialer(dialer.DialContext))
 	sameRecs(t, "over TLS", got, dumpRecords(t, filepath.Join(dir, "none-0")))
+}
+
+// TestLogDirLock: a writable server takes the log dir's .lock as a broker
+// does; while another process (a broker) holds it, serve --writable
+// refuses to start. Read-only serving neither takes nor creates it.
+func TestLogDirLock(t *testing.T) {
+	if dir := os.Getenv("KLOG_SERVE_HOLD_LOCK"); dir != "" {
+		// The helper process: hold the lock like a broker until killed.
+		if _, err := lockLogDir(dir); err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("locked\n")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	dir := fixtureLogDir(t, "none-0")
+	startServer(t, Config{LogDir: dir})
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); !os.IsNotExist(err) {
+		t.Fatalf("read-only serve created %s: %v", LockFile, err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLogDirLock$")
+	cmd.Env = append(os.Environ(), "KLOG_SERVE_HOLD_LOCK="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "locked\n" {
+		t.Fatalf("helper: %q", line)
+	}
+	if _, err := New(Config{LogDir: dir, Writable: true}); err == nil || !strings.Contains(err.Error(), "failed to acquire lock on file .lock") {
+		t.Fatalf("writable serve beside a lock holder: %v", err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	s, err := New(Config{LogDir: dir, Writable: true})
+	if err != nil {
+		t.Fatalf("after the holder exited: %v", err)
+	}
+	s.Close()
 }

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -104,6 +105,7 @@ type Server struct {
 	nextPID  int64
 	addrHost string
 	addrPort int32
+	dirLock  *os.File // the log dir's .lock, held while writable
 }
 
 // topic is a served topic: partitions 0..n-1.
@@ -160,15 +162,28 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, topics: map[string]*topic{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{},
 		done: make(chan struct{}), nextPID: cfg.Now().UnixMilli() * 1000, clusterID: "klog"}
-	if err := s.loadTopics(); err != nil {
+	if cfg.Writable {
+		// The broker's rule: one writer per log dir, by its .lock file.
+		l, err := lockLogDir(cfg.LogDir)
+		if err != nil {
+			return nil, err
+		}
+		s.dirLock = l
+	}
+	fail := func(err error) (*Server, error) {
 		s.closeAppenders()
+		if s.dirLock != nil {
+			s.dirLock.Close()
+		}
 		return nil, err
+	}
+	if err := s.loadTopics(); err != nil {
+		return fail(err)
 	}
 	s.clusterID = readClusterID(cfg.LogDir)
 	g, err := newCoordinator(s)
 	if err != nil {
-		s.closeAppenders()
-		return nil, err
+		return fail(err)
 	}
 	s.groups = g
 	s.watch()
@@ -547,13 +562,38 @@ func (s *Server) Close() error {
 	return err
 }
 
-// release closes appenders (syncing them) and the offsets store.
+// release closes appenders (syncing them) and the offsets store, then
+// lets the log dir's .lock go.
 func (s *Server) release() error {
 	first := s.closeAppenders()
 	if err := s.groups.close(); err != nil && first == nil {
 		first = err
 	}
+	if s.dirLock != nil {
+		s.dirLock.Close()
+		s.dirLock = nil
+	}
 	return first
+}
+
+// LockFile is the log dir lock a broker holds (LogManager.LockFileName).
+const LockFile = ".lock"
+
+// lockLogDir takes the log dir's .lock as a broker does (LogManager.lockLogDirs:
+// FileChannel.tryLock, a POSIX record lock on Linux), so a writable server
+// and a live broker (or a second writable server) never share a log dir.
+func lockLogDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, errors.New("serve: " + err.Error())
+	}
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
+		f.Close()
+		return nil, errors.New("serve: failed to acquire lock on file " + LockFile + " in " + dir +
+			": a Kafka broker or another writer in another process is using this directory (" + err.Error() + ")")
+	}
+	return f, nil
 }
 
 // closeAppenders closes (and syncs) every partition's appender.
