@@ -30,6 +30,15 @@ const (
 	benchBatch = 16
 )
 
+// benchPartitionBytes is the consumers' max.partition.fetch.bytes
+// (KLOG_SERVE_BENCH_PART_MB; default 1 MiB, the consumer default).
+func benchPartitionBytes() int32 {
+	if v, err := strconv.ParseInt(os.Getenv("KLOG_SERVE_BENCH_PART_MB"), 10, 32); err == nil && v > 0 {
+		return int32(v) << 20
+	}
+	return fetch.DefaultPartitionMaxBytes
+}
+
 func benchSize() int64 {
 	mb := int64(1024)
 	if v, err := strconv.ParseInt(os.Getenv("KLOG_SERVE_BENCH_MB"), 10, 64); err == nil && v > 0 {
@@ -86,7 +95,7 @@ func drainKgo(b *testing.B, addr string, n int64) {
 		}
 	}()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"bench": {0: kgo.NewOffset().AtStart()}}),
-		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.WithHooks(&bc))
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.WithHooks(&bc), kgo.FetchMaxPartitionBytes(benchPartitionBytes()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,7 +121,7 @@ func BenchmarkDrain(b *testing.B) {
 		b.SetBytes(size)
 		for i := 0; i < b.N; i++ {
 			c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1,
-				OffsetsFile: filepath.Join(b.TempDir(), "o")})
+				OffsetsFile: filepath.Join(b.TempDir(), "o"), PartitionMaxBytes: benchPartitionBytes()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -136,7 +145,7 @@ func BenchmarkDrain(b *testing.B) {
 		}
 		var frames []kmsg.FetchResponseTopicPartition
 		for off := int64(0); off < n; {
-			f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1})
+			f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1, PartitionMaxBytes: benchPartitionBytes()})
 			if err != nil {
 				b.Fatal(err)
 			}
