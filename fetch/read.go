@@ -116,13 +116,6 @@ type Fetched struct {
 	Size     int64
 }
 
-// Bytes is the size of the read: len(Frame), or Size for a Locate read.
-func (f *Fetched) Bytes() int64 {
-	if f.Frame != nil {
-		return int64(len(f.Frame))
-	}
-	return f.Size
-}
 
 // Read serves one fetch as the broker does, step by step.
 func (l *Log) Read(req Request) (*Fetched, error) {
