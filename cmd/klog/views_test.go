@@ -92,7 +92,7 @@ func TestViewsExitCodes(t *testing.T) {
 		{"segments, wrong index entry", []string{"segments", badIndex}, ExitFindings, "1 problem", ""},
 		{"segments, overlap", []string{"segments", overlap}, ExitFindings, "OVERLAP 16", ""},
 		{"segments, no DIR", []string{"segments"}, ExitTrouble, "", "no DIR"},
-		{"segments, flag after DIR", []string{"segments", producer, "--json"}, ExitTrouble, "", "flags must come before"},
+		{"segments, flag after DIR", []string{"segments", producer, "--json"}, ExitOK, `"type":"segment"`, ""},
 		{"segments, missing DIR", []string{"segments", missing}, ExitTrouble, "", "nope"},
 		{"segments of an empty dir", []string{"segments", t.TempDir()}, ExitTrouble, "", "no partition directory"},
 		{"stats of an empty dir", []string{"stats", t.TempDir()}, ExitTrouble, "", "no segment"},
