@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -57,6 +58,12 @@ func (s *Server) serveConn(c net.Conn) {
 		s.mu.Unlock()
 	}()
 	cn := &conn{s: s, c: c, name: c.LocalAddr().String() + "-" + c.RemoteAddr().String()}
+	// A bug in a handler closes this connection, not the server.
+	defer func() {
+		if r := recover(); r != nil {
+			cn.logError(header{key: -1}, "internal error: "+fmt.Sprint(r))
+		}
+	}()
 	if s.cfg.TLS != nil {
 		c = tls.Server(c, s.cfg.TLS)
 		cn.c, cn.tls = c, true

@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -59,4 +61,41 @@ func TestSeedsParse(t *testing.T) {
 			t.Errorf("key %d v%d: %v", h.key, h.version, err)
 		}
 	}
+}
+
+// discardConn is a net.Conn whose writes go nowhere.
+type discardConn struct{ net.Conn }
+
+func (discardConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// FuzzHandlers: any request that decodes is answered without a panic by
+// the handlers that do not park (the group keys park by design: a join
+// waits for the rebalance), on a writable server so Produce appends.
+// Fetch's long poll is cut to no wait.
+func FuzzHandlers(f *testing.F) {
+	for _, s := range seedRequests(f) {
+		f.Add(s)
+	}
+	dir := fixtureLogDir(f, "none-0", "txn-0")
+	srv, err := New(Config{LogDir: dir, Writable: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { srv.Close() })
+	a, b := net.Pipe()
+	f.Cleanup(func() { a.Close(); b.Close() })
+	cn := &conn{s: srv, c: discardConn{a}, name: "fuzz"}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		h, req, err := parseRequest(frame)
+		if err != nil {
+			return
+		}
+		switch r := req.(type) {
+		case *kmsg.JoinGroupRequest, *kmsg.SyncGroupRequest, *kmsg.HeartbeatRequest, *kmsg.LeaveGroupRequest:
+			return
+		case *kmsg.FetchRequest:
+			r.MaxWaitMillis = 0
+		}
+		cn.dispatch(h, req, time.Now())
+	})
 }
