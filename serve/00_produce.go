@@ -165,7 +165,7 @@ func (p *part) produce(raw []byte, now int64) produceResult {
 		return fail(kerr.KafkaStorageError.Code, err.Error())
 	}
 	p.hw = p.app.LogEndOffset()
-	p.dirty = true
+	p.dirty, p.appended = true, true
 	out := produceResult{base: res.BaseOffset, appendTime: -1, logStart: p.app.LogStartOffset(), appended: true}
 	if b.TimestampType() == format.LogAppendTime {
 		out.appendTime = now

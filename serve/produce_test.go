@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -245,4 +246,36 @@ func TestProduceLogAppendTime(t *testing.T) {
 		t.Errorf("dump:\n%s", out.String())
 	}
 	verifyClean(t, dir)
+}
+
+// TestWritableCheckpointsHW: a log dir with a replication-offset-checkpoint
+// gets the new high watermark of the partitions produced to when the
+// server stops, so a later read-only serve sees the records.
+func TestWritableCheckpointsHW(t *testing.T) {
+	dir := fixtureLogDir(t, "none-0", "gzip-0")
+	cp := "0\n2\nnone 0 59\ngzip 0 40\n"
+	os.WriteFile(filepath.Join(dir, "replication-offset-checkpoint"), []byte(cp), 0o644)
+	s, err := New(Config{LogDir: dir, Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go s.Serve(ln)
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 7, -1, 1000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "none", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: rawBatch(t, 0)}}}}
+	if code := dial(t, ln.Addr().String()).do(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("produce: %d", code)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "replication-offset-checkpoint"))
+	if string(got) != "0\n2\nnone 0 60\ngzip 0 40\n" {
+		t.Fatalf("checkpoint after serving:\n%s", got)
+	}
+	_, addr := startServer(t, Config{LogDir: dir})
+	if n := len(consumeKgo(t, addr, "none", 0, kgo.ReadUncommitted(), 60)); n != 60 {
+		t.Fatalf("read-only serve after produce: %d records", n)
+	}
 }

@@ -126,6 +126,8 @@ type part struct {
 	dirty bool // something changed the directory: Refresh before reading
 	app   *produce.Appender
 	hw    int64 // the high watermark after our own appends, else -1
+	// appended is set once this server appended to the partition.
+	appended bool
 	// recent holds the last batches of idempotent producers, to answer a
 	// retried batch with its original offset (ProducerStateEntry's
 	// five-batch cache).
@@ -565,7 +567,10 @@ func (s *Server) Close() error {
 // release closes appenders (syncing them) and the offsets store, then
 // lets the log dir's .lock go.
 func (s *Server) release() error {
-	first := s.closeAppenders()
+	first := s.checkpointHW()
+	if err := s.closeAppenders(); err != nil && first == nil {
+		first = err
+	}
 	if err := s.groups.close(); err != nil && first == nil {
 		first = err
 	}
@@ -574,6 +579,73 @@ func (s *Server) release() error {
 		s.dirLock = nil
 	}
 	return first
+}
+
+// checkpointHW records the high watermarks of the partitions this server
+// appended to in the log dir's replication-offset-checkpoint, as a broker's
+// checkpoint thread does, when the log dir has one: a later read-only serve
+// (or klog fetch) would otherwise stop at the old high watermark. The file
+// is replaced whole through a temporary file and a rename.
+func (s *Server) checkpointHW() error {
+	if !s.cfg.Writable {
+		return nil
+	}
+	path := filepath.Join(s.cfg.LogDir, partition.ReplicationCheckpoint)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil // none to keep current
+	}
+	entries, err := format.ParseOffsetCheckpoint(data)
+	if err != nil {
+		return errors.New("serve: " + path + ": " + err.Error() + " (not updated)")
+	}
+	changed := false
+	s.mu.Lock()
+	topics := s.topics
+	s.mu.Unlock()
+	for _, t := range topics {
+		for _, p := range t.parts {
+			p.mu.Lock()
+			hw, appended := p.hw, p.appended
+			p.mu.Unlock()
+			if !appended {
+				continue
+			}
+			found := false
+			for i := range entries {
+				if entries[i].Topic == p.topic && entries[i].Partition == p.index {
+					entries[i].Offset, found = hw, true
+				}
+			}
+			if !found {
+				entries = append(entries, format.OffsetEntry{Topic: p.topic, Partition: p.index, Offset: hw})
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(format.AppendOffsetCheckpoint(nil, entries))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // LockFile is the log dir lock a broker holds (LogManager.LockFileName).
