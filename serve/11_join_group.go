@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -12,7 +13,7 @@ func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 	jr := joinRequest{group: r.Group, memberID: r.MemberID, instanceID: r.InstanceID,
 		session: time.Duration(r.SessionTimeoutMillis) * time.Millisecond, rebalance: time.Duration(r.RebalanceTimeoutMillis) * time.Millisecond,
-		protocolType: r.ProtocolType, version: r.Version, clientID: cn.clientID}
+		protocolType: r.ProtocolType, version: r.Version, clientID: cn.clientID, clientHost: cn.clientHost()}
 	if r.Version == 0 {
 		jr.rebalance = jr.session
 	}
@@ -33,4 +34,14 @@ func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) kmsg.Response {
 		}
 	}
 	return resp
+}
+
+// clientHost is the member's host as the coordinator records it
+// ("/127.0.0.1", InetAddress.toString).
+func (cn *conn) clientHost() string {
+	h, _, err := net.SplitHostPort(cn.c.RemoteAddr().String())
+	if err != nil {
+		return ""
+	}
+	return "/" + h
 }

@@ -47,6 +47,7 @@ type group struct {
 
 type member struct {
 	id, clientID     string
+	clientHost       string
 	instanceID       *string
 	sessionTimeout   time.Duration
 	rebalanceTimeout time.Duration
@@ -133,6 +134,7 @@ type joinRequest struct {
 	protocolType              string
 	protocols                 []protocol
 	version                   int16
+	clientHost                string
 }
 
 // join adds or updates a member and waits for the rebalance to complete.
@@ -172,6 +174,7 @@ func (c *coordinator) join(r joinRequest, done <-chan struct{}) joinResult {
 		g.order = append(g.order, id)
 	}
 	m.clientID, m.instanceID, m.sessionTimeout, m.rebalanceTimeout = r.clientID, r.instanceID, r.session, r.rebalance
+	m.clientHost = r.clientHost
 	m.protocolType, m.protocols, m.joinVersion = r.protocolType, r.protocols, r.version
 	if m.rebalanceTimeout <= 0 {
 		m.rebalanceTimeout = m.sessionTimeout
@@ -444,6 +447,14 @@ func (c *coordinator) sync(groupID, id string, generation int32, assignments map
 			}
 		}
 		g.state = groupStable
+		// GroupCoordinator stores the generation before answering; a
+		// failed write answers the leader with the error and the
+		// group rebalances (COORDINATOR_NOT_AVAILABLE here).
+		if err := c.store.appendGroup(g, c.s.cfg.Now().UnixMilli()); err != nil {
+			c.prepareRebalance(g)
+			c.mu.Unlock()
+			return syncResult{code: kerr.CoordinatorNotAvailable.Code}
+		}
 		a := m.assignment
 		c.mu.Unlock()
 		return syncResult{assignment: a}

@@ -146,7 +146,10 @@ func TestKgoGroupRestartResume(t *testing.T) {
 	if _, err := dump.Run(logs, dump.Options{Decoder: dump.DecoderOffsets, MaxBytes: -1}, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
-	if !strings.Contains(out.String(), `"group":"g-range","topic":"multi","partition":0}`) || !strings.Contains(out.String(), `{"version":"3","data":{"offset":59,`) {
+	if !strings.Contains(out.String(), `"group":"g-range","topic":"multi","partition":0}`) || !strings.Contains(out.String(), `{"version":"3","data":{"offset":59,`) ||
+		!strings.Contains(out.String(), `key: {"type":"2","data":{"group":"g-rr"}} payload: {"version":"3","data":{"protocolType":"consumer","generation":`) ||
+		!strings.Contains(out.String(), `"protocol":"roundrobin"`) || !strings.Contains(out.String(), `"clientHost":"/127.0.0.1"`) ||
+		strings.Contains(out.String(), "Error") {
 		t.Errorf("klog dump --offsets-decoder does not show the commits:\n%s", out.String())
 	}
 	verifyClean(t, state)

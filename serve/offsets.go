@@ -17,9 +17,11 @@ import (
 // key type 1 (OffsetCommitKey), value version 3 (with leaderEpoch, without
 // expireTimestamp), which Kafka 4.3 writes when no retention is asked for.
 const (
-	offsetCommitKeyVersion   = 1
-	offsetCommitValueVersion = 3
-	maxOffsetMetadata        = 4096 // offset.metadata.max.bytes
+	offsetCommitKeyVersion    = 1
+	offsetCommitValueVersion  = 3
+	groupMetadataKeyVersion   = 2
+	groupMetadataValueVersion = 3
+	maxOffsetMetadata         = 4096 // offset.metadata.max.bytes
 )
 
 // tp is a topic partition.
@@ -60,22 +62,82 @@ func offsetsPartition(group string) int32 {
 
 // appendCommits writes one group's commits as one batch.
 func (st *offsetStore) appendCommits(group string, commits map[tp]committed, now int64) error {
+	a, err := st.appender(group)
+	if err != nil {
+		return err
+	}
+	recs := make([]format.Record, 0, len(commits))
+	for k, c := range commits {
+		recs = append(recs, format.Record{Key: offsetKey(group, k), Value: offsetValue(c, now), Timestamp: now})
+	}
+	_, err = a.Append(&produce.Batch{Records: recs, ProducerID: -1})
+	return err
+}
+
+// appender opens the group's __consumer_offsets partition.
+func (st *offsetStore) appender(group string) (*produce.Appender, error) {
 	n := offsetsPartition(group)
 	a := st.apps[n]
 	if a == nil {
 		var err error
 		a, err = produce.Open(filepath.Join(st.dir, OffsetsTopic+"-"+strconv.Itoa(int(n))), st.opts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		st.apps[n] = a
 	}
-	recs := make([]format.Record, 0, len(commits))
-	for k, c := range commits {
-		recs = append(recs, format.Record{Key: offsetKey(group, k), Value: offsetValue(c, now), Timestamp: now})
+	return a, nil
+}
+
+// appendGroup writes the group's state after a rebalance, as the
+// coordinator does when a generation is stored (GroupMetadataKey v2 and
+// GroupMetadataValue v3: protocol type, generation, protocol, leader, state
+// time and each member's subscription and assignment).
+func (st *offsetStore) appendGroup(g *group, now int64) error {
+	a, err := st.appender(g.name)
+	if err != nil {
+		return err
 	}
-	_, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1})
+	key := binary.BigEndian.AppendUint16(nil, groupMetadataKeyVersion)
+	key = appendStr16(key, g.name)
+	v := binary.BigEndian.AppendUint16(nil, groupMetadataValueVersion)
+	v = appendStr16(v, g.protocolType)
+	v = binary.BigEndian.AppendUint32(v, uint32(g.generation))
+	v = appendNullableStr16(v, g.protocol)
+	v = appendNullableStr16(v, g.leader)
+	v = binary.BigEndian.AppendUint64(v, uint64(now))
+	v = binary.BigEndian.AppendUint32(v, uint32(len(g.order)))
+	for _, id := range g.order {
+		m := g.members[id]
+		v = appendStr16(v, m.id)
+		if m.instanceID == nil {
+			v = binary.BigEndian.AppendUint16(v, 0xffff)
+		} else {
+			v = appendStr16(v, *m.instanceID)
+		}
+		v = appendStr16(v, m.clientID)
+		v = appendStr16(v, m.clientHost)
+		v = binary.BigEndian.AppendUint32(v, uint32(m.rebalanceTimeout.Milliseconds()))
+		v = binary.BigEndian.AppendUint32(v, uint32(m.sessionTimeout.Milliseconds()))
+		v = appendBytes32(v, m.metadataFor(g.protocol))
+		v = appendBytes32(v, m.assignment)
+	}
+	_, err = a.Append(&produce.Batch{Records: []format.Record{{Key: key, Value: v, Timestamp: now}}, ProducerID: -1})
 	return err
+}
+
+// appendNullableStr16 writes "" as null (the group's protocol and leader
+// are null while it is empty).
+func appendNullableStr16(b []byte, s string) []byte {
+	if s == "" {
+		return binary.BigEndian.AppendUint16(b, 0xffff)
+	}
+	return appendStr16(b, s)
+}
+
+func appendBytes32(b, v []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+	return append(b, v...)
 }
 
 func (st *offsetStore) close() error {
