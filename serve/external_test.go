@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +65,24 @@ func writeTxnPartition(t *testing.T, dir string, codec format.Compression) {
 
 // External clients run through exec.Command. Locally a missing client
 // skips its test; under CI=true (.ci/run installs them) it fails.
+
+// lockedLog collects a request log.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 func needClient(t *testing.T, name string, check ...string) string {
 	t.Helper()
@@ -136,7 +155,8 @@ func TestKcatConsume(t *testing.T) {
 	kcat := needClient(t, "kcat", "-V")
 	dir := fixtureLogDir(t, "txn-0", "producer-0", "none-0", "gzip-0", "zstd-0")
 	before := hashTree(t, dir)
-	_, addr := startServer(t, Config{LogDir: dir})
+	var reqLog lockedLog
+	_, addr := startServer(t, Config{LogDir: dir, RequestLog: &reqLog})
 	for _, topic := range []string{"txn", "producer", "none", "gzip", "zstd"} {
 		for _, iso := range []fetch.Isolation{fetch.ReadUncommitted, fetch.ReadCommitted} {
 			want := fetchRecords(t, filepath.Join(dir, topic+"-0"), iso)
@@ -156,6 +176,18 @@ func TestKcatConsume(t *testing.T) {
 	got := runClient(t, "", kcat, "-C", "-b", addr, "-t", "producer", "-o", "s@1700001000017", "-e", "-q",
 		"-X", "isolation.level=read_uncommitted", "-f", `%o %K %S %T\n`)
 	sameLines(t, "kcat -o s@1700001000017", got, lines(from, true))
+	// What librdkafka 2.0.2 sent, as the client survey measured it
+	// against kfake: ApiVersions v3, Metadata v4, ListOffsets v2 and
+	// Fetch v11 at read_committed.
+	for _, kv := range []string{`"requestApiKey":18,"requestApiVersion":3`, `"requestApiKey":3,"requestApiVersion":4`,
+		`"requestApiKey":2,"requestApiVersion":2`, `"requestApiKey":1,"requestApiVersion":11`} {
+		if !strings.Contains(reqLog.String(), kv) {
+			t.Errorf("kcat did not send %s", kv)
+		}
+	}
+	if !strings.Contains(reqLog.String(), `"softwareName":"librdkafka","softwareVersion":"2.0.2"`) {
+		t.Errorf("no librdkafka 2.0.2 in the request log")
+	}
 	if hashTree(t, dir) != before {
 		t.Fatal("read-only serve changed the log dir")
 	}
