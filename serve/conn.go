@@ -86,6 +86,16 @@ func (s *Server) serveConn(c net.Conn) {
 
 // serveOne reads one request frame, answers it and writes the response.
 func (cn *conn) serveOne() error {
+	// The idle deadline is set under the server lock so that Shutdown's
+	// deadline (now) is never replaced by a later one.
+	s := cn.s
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return net.ErrClosed
+	}
+	cn.c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+	s.mu.Unlock()
 	var sz [4]byte
 	if _, err := io.ReadFull(cn.r, sz[:]); err != nil {
 		return err

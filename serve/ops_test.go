@@ -276,3 +276,21 @@ func TestLogDirLock(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestIdleTimeout: a connection that sends nothing for IdleTimeout is
+// closed (connections.max.idle.ms); a busy one is not.
+func TestIdleTimeout(t *testing.T) {
+	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0"), IdleTimeout: 300 * time.Millisecond})
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 9
+	busy, idle := dial(t, addr), dial(t, addr)
+	idle.do(md)
+	for i := 0; i < 6; i++ {
+		busy.do(md)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !idle.closed() {
+		t.Errorf("an idle connection stayed open past IdleTimeout")
+	}
+	busy.do(md)
+}

@@ -44,6 +44,8 @@ const (
 	DefaultMaxRequestBytes = 104857600
 	// DefaultMaxConnections bounds open client connections.
 	DefaultMaxConnections = 4096
+	// DefaultIdleTimeout is connections.max.idle.ms.
+	DefaultIdleTimeout = 10 * time.Minute
 	// OffsetsTopic is the internal topic holding committed offsets.
 	OffsetsTopic = "__consumer_offsets"
 	// OffsetsPartitions is offsets.topic.num.partitions.
@@ -65,6 +67,9 @@ type Config struct {
 	// MaxConnections bounds open connections (default 4096); more are
 	// closed on accept.
 	MaxConnections int
+	// IdleTimeout closes a connection that sends no request for this long
+	// (connections.max.idle.ms, default 10 minutes).
+	IdleTimeout time.Duration
 	// RequestLog receives one JSON line per request when set.
 	RequestLog io.Writer
 	// TLS serves TLS when set.
@@ -152,6 +157,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -28,6 +28,7 @@ var (
 	serveMaxReqFlag   = &cli.IntFlag{Name: "max-request-bytes", Value: serve.DefaultMaxRequestBytes, Usage: "largest request frame accepted (socket.request.max.bytes)"}
 	serveMaxConnFlag  = &cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "open connections beyond this are closed on accept"}
 	serveAdvertFlag   = &cli.StringFlag{Name: "advertise", Usage: "host:port clients are told to connect to (default: the listen address)"}
+	serveIdleFlag     = &cli.DurationFlag{Name: "idle-timeout", Value: serve.DefaultIdleTimeout, Usage: "close a connection idle this long (connections.max.idle.ms)"}
 )
 
 var serveCommand = &cli.Command{
@@ -41,7 +42,7 @@ default: the log dir is never changed. --writable accepts Produce (acks 0, 1,
 all; idempotent producers) through klog's appender. Stops cleanly on
 SIGINT/SIGTERM.`,
 	Flags: []cli.Flag{serveLogDirFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
-		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag},
+		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag},
 	Action: runServe,
 }
 
@@ -73,7 +74,8 @@ func runServe(c *cli.Context) error {
 		return &exitError{code: ExitTrouble, msg: "serve: --log-dir " + dir + " is not a directory"}
 	}
 	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
-		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name)}
+		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
+		IdleTimeout: c.Duration(serveIdleFlag.Name)}
 	if !cfg.Writable {
 		cfg.StateDir = c.String(serveStateFlag.Name)
 		if cfg.StateDir == "" {
