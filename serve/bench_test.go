@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -207,6 +208,60 @@ func BenchmarkDrain(b *testing.B) {
 			drainKgo(b, addr, n)
 		}
 	})
+}
+
+// BenchmarkDrainAlternating drains the same partition in process, through
+// klog serve and from kfake in turn, b.N rounds, and reports each one's
+// median MB/s and the ratios of the medians: alternating keeps the
+// machine's changing load from favouring whichever ran first.
+func BenchmarkDrainAlternating(b *testing.B) {
+	dir, n, size := benchLogDir(b)
+	_, serveAddr := startServer(b, Config{LogDir: dir})
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	kfakeAddr := c.ListenAddrs()[0]
+	loadKfake(b, kfakeAddr, dir, int32(size/(n/benchBatch)))
+	inProcess := func() {
+		cons, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1,
+			OffsetsFile: filepath.Join(b.TempDir(), "o"), PartitionMaxBytes: benchPartitionBytes()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cons.Close()
+		for got := int64(0); got < n; {
+			recs, _, err := cons.Poll(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += int64(len(recs))
+		}
+	}
+	rates := map[string][]float64{}
+	run := func(name string, f func()) {
+		start := time.Now()
+		f()
+		rates[name] = append(rates[name], float64(size)/time.Since(start).Seconds()/1e6)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run("fetch", inProcess)
+		run("serve", func() { drainKgo(b, serveAddr, n) })
+		run("kfake", func() { drainKgo(b, kfakeAddr, n) })
+	}
+	b.StopTimer()
+	med := func(xs []float64) float64 {
+		ys := append([]float64(nil), xs...)
+		sort.Float64s(ys)
+		return ys[len(ys)/2]
+	}
+	for _, k := range []string{"fetch", "serve", "kfake"} {
+		b.ReportMetric(med(rates[k]), k+"-MB/s")
+	}
+	b.ReportMetric(med(rates["serve"])/med(rates["fetch"]), "serve/fetch")
+	b.ReportMetric(med(rates["serve"])/med(rates["kfake"]), "serve/kfake")
 }
 
 // loadKfake produces the partition's records into kfake, batch by batch as
