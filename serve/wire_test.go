@@ -534,3 +534,23 @@ func TestWritableOffsetsInLogDir(t *testing.T) {
 		t.Fatalf("after restart: offset %d, want 42", got)
 	}
 }
+
+// TestMetadataTopicIDs: topic ids come from partition.metadata (Kafka's
+// Uuid, URL-safe base64); a topic without one has the zero id.
+func TestMetadataTopicIDs(t *testing.T) {
+	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "producer-0", "none-0")})
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	resp := dial(t, addr).do(md).(*kmsg.MetadataResponse)
+	ids := map[string][16]byte{}
+	for _, tp := range resp.Topics {
+		ids[*tp.Topic] = tp.TopicID
+	}
+	want := [16]byte{15: 1} // "AAAAAAAAAAAAAAAAAAAAAQ" in the fixture's partition.metadata
+	if ids["producer"] != want || ids["none"] != ([16]byte{}) || len(ids) != 2 {
+		t.Errorf("topic ids: %v", ids)
+	}
+	if len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != 0 || resp.ControllerID != 0 {
+		t.Errorf("brokers: %+v controller %d", resp.Brokers, resp.ControllerID)
+	}
+}
