@@ -116,7 +116,6 @@ type Fetched struct {
 	Size     int64
 }
 
-
 // Read serves one fetch as the broker does, step by step.
 func (l *Log) Read(req Request) (*Fetched, error) {
 	// Step 1: the response offsets are captured before reading.
