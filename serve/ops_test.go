@@ -51,12 +51,16 @@ func TestRequestLog(t *testing.T) {
 	c := dial(t, addr)
 	c.c.Write([]byte{0, 0, 0, 10, 0, 19, 0, 0, 0, 0, 0, 1, 0, 0})
 	c.closed()
-	// The last Fetch line is written after its response: wait for it.
-	for i := 0; i < 100; i++ {
+	// A line is written after its response, by the connection's own
+	// goroutine: wait until every expected one is there.
+	for i := 0; i < 200; i++ {
 		mu.Lock()
-		n := bytes.Count(buf.Bytes(), []byte(`"apiName":"Fetch"`))
+		all := true
+		for _, api := range []string{"ApiVersions", "Metadata", "ListOffsets", "Fetch", "CreateTopics"} {
+			all = all && bytes.Contains(buf.Bytes(), []byte(`"apiName":"`+api+`"`))
+		}
 		mu.Unlock()
-		if n > 0 {
+		if all {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
