@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
@@ -49,6 +50,13 @@ type Log struct {
 	// replication-offset-checkpoint, or -1 when it has none.
 	hw    int64
 	frame []byte
+	// idxCache is the last offset index read (offsetIndex).
+	idxCache struct {
+		path string
+		size int64
+		mod  time.Time
+		data []byte
+	}
 }
 
 // Open reads a partition directory.

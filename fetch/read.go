@@ -69,6 +69,10 @@ type Request struct {
 	// HighWatermark overrides the log's high watermark when > 0 (the
 	// zero value, and -1, use the log's).
 	HighWatermark int64
+	// Locate leaves Frame nil and fills Fetched.Segment, Position and
+	// Size: the file range a broker would send, for a caller that sends
+	// it itself (klog serve's zero-copy path). Truncated is not computed.
+	Locate bool
 }
 
 // AbortedTransaction is a response's aborted transaction (producer id and
@@ -117,6 +121,12 @@ type Fetched struct {
 	FetchOffset int64
 	// MaxBytes is the byte limit the read used.
 	MaxBytes int32
+	// Segment, Position and Size are the file range of the read (Size 0
+	// when nothing was read). Frame holds exactly these bytes unless the
+	// request had Locate set.
+	Segment  string
+	Position int64
+	Size     int64
 }
 
 // Read serves one fetch as the broker does, step by step.
@@ -192,8 +202,11 @@ func (l *Log) Read(req Request) (*Fetched, error) {
 			return f, nil
 		}
 		// Step 8: the raw file slice, not trimmed to batch boundaries.
-		if err := l.readFrame(f, s, start, fetchSize, firstSize); err != nil {
-			return f, err
+		f.Segment, f.Position, f.Size = s.path, start, fetchSize
+		if !req.Locate {
+			if err := l.readFrame(f, s, start, fetchSize, firstSize); err != nil {
+				return f, err
+			}
 		}
 		// Step 9: aborted transactions for read_committed.
 		if f.AbortedTransactions != nil {
@@ -241,12 +254,7 @@ func (l *Log) position(offset int64) (*segment, int64, error) {
 // batches an earlier read showed to end below offset. It returns the batch's
 // position and size.
 func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err error) {
-	var idx *format.OffsetIndex
-	if s.index != "" {
-		if data, rerr := os.ReadFile(s.index); rerr == nil {
-			idx = &format.OffsetIndex{BaseOffset: s.base, Data: data}
-		}
-	}
+	idx := l.offsetIndex(s)
 	// An earlier read showed every batch before hintPos ends below
 	// hintOffset: a fetch at or past it can start there.
 	hint := int64(0)
@@ -309,15 +317,12 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 // base, else the log end.
 func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64) error {
 	upper := int64(-1)
-	if s.index != "" {
-		if data, err := os.ReadFile(s.index); err == nil {
-			idx := format.OffsetIndex{BaseOffset: s.base, Data: data}
-			n := idx.Used()
-			for j := 0; j < n; j++ {
-				if e := idx.Entry(j); e.Pos >= start+fetchSize {
-					upper = e.Offset
-					break
-				}
+	if idx := l.offsetIndex(s); idx != nil {
+		n := idx.Used()
+		for j := 0; j < n; j++ {
+			if e := idx.Entry(j); e.Pos >= start+fetchSize {
+				upper = e.Offset
+				break
 			}
 		}
 	}
@@ -350,6 +355,28 @@ func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64)
 		}
 	}
 	return nil
+}
+
+// offsetIndex reads a segment's offset index, reusing the last one read
+// while its file is unchanged: a consumer's fetches mostly hit one segment,
+// and a 1 GiB segment's index is megabytes (klog serve reads per fetch).
+func (l *Log) offsetIndex(s *segment) *format.OffsetIndex {
+	if s.index == "" {
+		return nil
+	}
+	st, err := os.Stat(s.index)
+	if err != nil {
+		return nil
+	}
+	c := &l.idxCache
+	if c.path != s.index || c.size != st.Size() || !c.mod.Equal(st.ModTime()) {
+		data, err := os.ReadFile(s.index)
+		if err != nil {
+			return nil
+		}
+		c.path, c.size, c.mod, c.data = s.index, st.Size(), st.ModTime(), data
+	}
+	return &format.OffsetIndex{BaseOffset: s.base, Data: c.data}
 }
 
 func (l *Log) frameBuf(n int64) []byte {

@@ -33,6 +33,7 @@ var rank = map[string]int{
 	"replicate":     4,
 	"inspect":       6,
 	"dump":          5,
+	"serve":         5,
 	"cmd/klog":      9,
 }
 
