@@ -141,11 +141,9 @@ type part struct {
 
 // dupBatch is an appended idempotent batch: its sequence range and offsets.
 type dupBatch struct {
-	epoch              int16
-	firstSeq, lastSeq  int32
-	baseOffset, appTS  int64
-	logStartAtAppend   int64
-	lastOffsetAtAppend int64
+	epoch             int16
+	firstSeq, lastSeq int32
+	baseOffset, appTS int64
 }
 
 // New opens every partition directory under cfg.LogDir. A topic whose
