@@ -10,12 +10,14 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// tryLock locks the log directory's .lock file, as Kafka's LogManager does
-// on every platform (a directory handle cannot be locked on Windows): one
-// writer per log directory, and none while a broker runs on it. ErrLocked
-// when another process holds it.
+// tryLock locks .klog-<partition>.lock beside the partition directory (a
+// directory handle cannot be locked on Windows, and the log dir's .lock is
+// the broker's, which klog serve --writable holds while it opens
+// appenders): one writer per partition. ErrLocked when another process
+// holds it.
 func tryLock(dir string) (*os.File, error) {
-	path := filepath.Join(filepath.Dir(filepath.Clean(dir)), ".lock")
+	dir = filepath.Clean(dir)
+	path := filepath.Join(filepath.Dir(dir), ".klog-"+filepath.Base(dir)+".lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
