@@ -100,6 +100,10 @@ func readCapped(r io.Reader, dst []byte, max int) ([]byte, error) {
 }
 
 func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
+	if d.zstd != nil && d.zstdMax != d.max() {
+		d.zstd.Close() // the cap changed: a decoder with the new limits
+		d.zstd = nil
+	}
 	if d.zstd == nil {
 		// zstd rejects windows under 1 KiB (zstd.MinWindowSize) and every
 		// frame declares at least that, so the decoder's own limit is never
@@ -110,7 +114,7 @@ func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		d.zstd = dec
+		d.zstd, d.zstdMax = dec, d.max()
 	}
 	out, err := d.zstd.DecodeAll(src, dst)
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {

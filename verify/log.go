@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -11,19 +12,32 @@ import (
 
 // verifier holds per-goroutine reusable state.
 type verifier struct {
+	ctx  context.Context
 	opts Options
 	rr   format.RecordReader
 	rec  format.Record
 }
 
-func newVerifier(opts Options) *verifier {
-	v := &verifier{opts: opts}
-	v.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
+func newVerifier(ctx context.Context, opts Options) *verifier {
+	v := &verifier{ctx: ctx, opts: opts}
+	v.rr.Decompressor.MaxBytes = opts.budget.small()
 	return v
 }
 
 func (v *verifier) check(t task) FileReport {
 	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1}
+	if t.name != "" {
+		f.Path = t.name
+	}
+	switch {
+	case t.err != nil:
+		f.ioErr = t.err
+		f.Err = t.err.Error()
+		return f
+	case t.kind == kindSkipped:
+		f.Skipped = t.why
+		return f
+	}
 	if st, err := os.Stat(t.path); err == nil {
 		f.Bytes = st.Size()
 	}
@@ -48,6 +62,9 @@ func (v *verifier) check(t task) FileReport {
 		// A file verify has nothing to say about.
 	}
 	if err != nil {
+		if v.ctx.Err() != nil && errors.Is(err, v.ctx.Err()) {
+			f.Partial = true
+		}
 		f.ioErr = err
 		f.Err = err.Error()
 	}
@@ -94,6 +111,9 @@ func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, 
 	prevLast := int64(-1)
 	first := true
 	for {
+		if err := v.ctx.Err(); err != nil {
+			return err
+		}
 		b, err := sc.Next()
 		if err == io.EOF {
 			break
@@ -200,7 +220,15 @@ func (v *verifier) tailProblem(f *FileReport, r io.ReaderAt, t format.Tail) {
 // returns the first record's offset, or -1.
 func (v *verifier) checkRecords(f *FileReport, b *format.Batch) int64 {
 	first := int64(-1)
-	if err := v.rr.Reset(b); err != nil {
+	err := v.rr.Reset(b)
+	if v.opts.budget.retry(err) {
+		v.rr.Decompressor.MaxBytes = v.opts.budget.full
+		// Over the small per-job cap: decompress again holding the one
+		// large-batch slot, then let the large buffers go.
+		defer v.opts.budget.release(&v.rr)
+		err = v.rr.Reset(b)
+	}
+	if err != nil {
 		v.recordProblem(f, b, err)
 		return first
 	}

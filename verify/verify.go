@@ -6,11 +6,10 @@ package verify
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/klog-dev/klog/partition"
@@ -82,15 +81,48 @@ type FileReport struct {
 	FirstOffset int64 `json:"firstOffset"`
 	LastOffset  int64 `json:"lastOffset"`
 	ValidBytes  int64 `json:"validBytes"`
-	// Err is an I/O error that stopped the check of this file.
+	// Err is an I/O error that stopped the check of this file, or why a
+	// path named on the command line cannot be checked ("not a Kafka
+	// file").
 	Err string `json:"error,omitempty"`
+	// Skipped says why a file found in a directory was not checked (it is
+	// not a Kafka file); such a file is listed, never silently ignored.
+	Skipped string `json:"skipped,omitempty"`
+	// Omitted counts, per kind, the problems past the first
+	// MaxProblemsPerKind that were counted but not kept.
+	Omitted map[string]int64 `json:"omitted,omitempty"`
+	// Partial marks a file whose check was interrupted (a signal).
+	Partial bool `json:"partial,omitempty"`
 
-	ioErr error
+	ioErr       error
+	perKind     map[string]int
+	omittedInfo int64
 }
 
-func (f *FileReport) add(p Problem) { f.Problems = append(f.Problems, p) }
+// MaxProblemsPerKind bounds the problems kept per kind and file: a hostile
+// batch can hold millions of bad records, and memory must not grow with
+// them. The rest are counted in FileReport.Omitted.
+const MaxProblemsPerKind = 100
 
-// Findings counts the problems that are not info.
+func (f *FileReport) add(p Problem) {
+	if f.perKind == nil {
+		f.perKind = make(map[string]int)
+	}
+	if f.perKind[p.Kind] >= MaxProblemsPerKind {
+		if f.Omitted == nil {
+			f.Omitted = make(map[string]int64)
+		}
+		f.Omitted[p.Kind]++
+		if p.Info {
+			f.omittedInfo++
+		}
+		return
+	}
+	f.perKind[p.Kind]++
+	f.Problems = append(f.Problems, p)
+}
+
+// Findings counts the problems that are not info, omitted ones included.
 func (f *FileReport) Findings() int {
 	n := 0
 	for _, p := range f.Problems {
@@ -98,13 +130,19 @@ func (f *FileReport) Findings() int {
 			n++
 		}
 	}
-	return n
+	for _, c := range f.Omitted {
+		n += int(c)
+	}
+	return n - int(f.omittedInfo)
 }
 
 // Report is the result of a run, one FileReport per file in a stable order:
 // arguments in order, directories expanded in offset order.
 type Report struct {
 	Files []FileReport
+	// Partial is set when the run was interrupted: files not started are
+	// absent and the last ones may be marked Partial.
+	Partial bool
 }
 
 // Findings counts all findings.
@@ -138,6 +176,10 @@ type Options struct {
 	// and the total (from the worker goroutines, serialised).
 	Progress func(done, total int)
 
+	// Stdin is what the path "-" reads (os.Stdin when nil).
+	Stdin io.Reader
+
+	budget *decompressBudget
 	// prefetch reads segments ahead in a second goroutine, when there are
 	// more workers than files to give them.
 	prefetch bool
@@ -146,6 +188,9 @@ type Options struct {
 // task is one file to check; partition-level checks run after all tasks.
 type task struct {
 	path, kind string
+	name       string // the path to report, when not path ("-" for stdin)
+	why        string // why a skipped file is skipped
+	err        error  // why the path cannot be checked
 	base       int64  // base offset from the name, or -1
 	log        string // the .log beside an index file
 	index      string // the .index beside a .timeindex
@@ -160,30 +205,44 @@ type group struct {
 }
 
 // Run verifies paths: segment or index files, partition directories, or log
-// directories (recursively). The error is only for bad usage (a path that
-// does not exist); unreadable files are reported in their FileReport.
+// directories (recursively); "-" reads one segment from Options.Stdin. The
+// error is for a path that does not exist and for cancellation (with the
+// partial report); anything else unreadable is reported in a FileReport
+// (Err) and the run goes on.
 func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
-	var tasks []task
-	var groups []group
+	var ex expander
 	for _, p := range paths {
+		if p == "-" {
+			t, cleanup, err := stdinTask(opts.Stdin)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			ex.tasks = append(ex.tasks, t)
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, err
 		}
 		if !st.IsDir() {
-			tasks = append(tasks, fileTask(p))
+			ex.tasks = append(ex.tasks, explicitTask(p, st))
 			continue
 		}
-		if err := expand(p, &tasks, &groups); err != nil {
-			return nil, err
+		n := ex.real()
+		ex.expand(p)
+		if ex.real() == n {
+			ex.tasks = append(ex.tasks, task{path: p, kind: kindError, err: errors.New("holds no Kafka file (no segment, index, snapshot or checkpoint)")})
 		}
 	}
+	tasks, groups := ex.tasks, ex.groups
 	rep := &Report{Files: make([]FileReport, len(tasks))}
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	opts.prefetch = jobs >= 2*len(tasks)
+	opts.budget = newDecompressBudget(opts.MaxDecompressedBytes)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -194,7 +253,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := newVerifier(opts)
+			v := newVerifier(ctx, opts)
 			for i := range next {
 				rep.Files[i] = v.check(tasks[i])
 				if opts.Progress != nil {
@@ -206,22 +265,33 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 			}
 		}()
 	}
+	checked := len(tasks)
 feed:
 	for i := range tasks {
 		select {
 		case next <- i:
 		case <-ctx.Done():
+			checked = i
 			break feed
 		}
 	}
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
+		// Files never started are dropped; the report says it is partial.
+		rep.Files = rep.Files[:checked]
+		rep.Partial = true
+		finish(rep)
 		return rep, err
 	}
 	for _, g := range groups {
 		checkPartition(rep, g)
 	}
+	finish(rep)
+	return rep, nil
+}
+
+func finish(rep *Report) {
 	for i := range rep.Files {
 		f := &rep.Files[i]
 		f.OK = f.Findings() == 0 && f.ioErr == nil
@@ -229,45 +299,6 @@ feed:
 			f.Problems = []Problem{}
 		}
 	}
-	return rep, nil
-}
-
-func fileTask(p string) task {
-	name := filepath.Base(p)
-	t := task{path: p, base: -1}
-	off, suffix, ok := partition.ParseFileName(name)
-	if ok {
-		t.base = off
-	}
-	dir := filepath.Dir(p)
-	switch {
-	case name == partition.LeaderEpochCheckpoint:
-		t.kind = "leader-epoch-checkpoint"
-	case name == partition.PartitionMetadata:
-		t.kind = "partition-metadata"
-	case isOffsetCheckpoint(name):
-		t.kind = "offset-checkpoint"
-	case strings.HasSuffix(name, ".checkpoint") && !strings.HasSuffix(name, ".checkpoint.part"):
-		t.kind = "checkpoint"
-	case !ok:
-		t.kind = "unknown"
-	case suffix == partition.LogSuffix:
-		t.kind = "log"
-	case suffix == partition.IndexSuffix:
-		t.kind = "index"
-		t.log = filepath.Join(dir, partition.FileName(off, partition.LogSuffix))
-	case suffix == partition.TimeIndexSuffix:
-		t.kind = "timeindex"
-		t.log = filepath.Join(dir, partition.FileName(off, partition.LogSuffix))
-		t.index = filepath.Join(dir, partition.FileName(off, partition.IndexSuffix))
-	case suffix == partition.TxnIndexSuffix:
-		t.kind = "txnindex"
-	case suffix == partition.SnapshotSuffix:
-		t.kind = "snapshot"
-	default:
-		t.kind = "unknown"
-	}
-	return t
 }
 
 func isOffsetCheckpoint(name string) bool {
@@ -277,84 +308,4 @@ func isOffsetCheckpoint(name string) bool {
 		}
 	}
 	return false
-}
-
-// expand adds the files of a partition directory, or of every partition of
-// a log directory (recursing into directories that are neither).
-func expand(p string, tasks *[]task, groups *[]group) error {
-	if partition.IsPartitionDir(p) {
-		d, err := partition.Open(p)
-		if err != nil {
-			return err
-		}
-		g := group{dir: d, first: len(*tasks), logTask: map[int64]int{}}
-		for _, s := range d.Segments {
-			for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
-				if f == "" {
-					continue
-				}
-				t := fileTask(f)
-				if t.kind == "log" {
-					g.logTask[s.BaseOffset] = len(*tasks)
-				}
-				*tasks = append(*tasks, t)
-			}
-			if s.Log == "" {
-				*tasks = append(*tasks, task{path: filepath.Join(p, partition.FileName(s.BaseOffset, partition.LogSuffix)), kind: "missing-log", base: s.BaseOffset})
-			}
-		}
-		for _, s := range d.Snapshots {
-			*tasks = append(*tasks, fileTask(s.Path))
-		}
-		for _, o := range d.Other {
-			if t := fileTask(o); t.kind == "checkpoint" {
-				*tasks = append(*tasks, t)
-			}
-		}
-		for _, f := range []string{d.LeaderEpochs, d.Metadata} {
-			if f != "" {
-				*tasks = append(*tasks, fileTask(f))
-			}
-		}
-		g.n = len(*tasks) - g.first
-		*groups = append(*groups, g)
-		return nil
-	}
-	ld, err := partition.OpenLogDir(p)
-	if err != nil {
-		return err
-	}
-	first := len(*tasks)
-	for _, c := range ld.Checkpoints {
-		*tasks = append(*tasks, fileTask(c))
-	}
-	// Partition directories first, then other subdirectories (a root
-	// holding several log dirs, say).
-	for _, pd := range ld.Partitions {
-		if err := expand(pd, tasks, groups); err != nil {
-			return err
-		}
-	}
-	des, err := os.ReadDir(p)
-	if err != nil {
-		return err
-	}
-	var subs []string
-	for _, de := range des {
-		if de.IsDir() {
-			if _, _, ok := partition.ParseDirName(de.Name()); !ok {
-				subs = append(subs, filepath.Join(p, de.Name()))
-			}
-		}
-	}
-	sort.Strings(subs)
-	for _, s := range subs {
-		if err := expand(s, tasks, groups); err != nil {
-			return err
-		}
-	}
-	if len(ld.Checkpoints) > 0 {
-		*groups = append(*groups, group{logDir: ld, first: first, n: len(*tasks) - first})
-	}
-	return nil
 }

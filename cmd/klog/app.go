@@ -52,10 +52,16 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-// run is main without os.Exit: tests call it with buffers.
+// run is main without os.Exit: tests call it with buffers. A run stopped
+// by a signal exits 128+N (130 for SIGINT, 143 for SIGTERM) and says on
+// stderr that its output is partial.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	err := app.RunContext(ctx, args)
+	if sig := interrupted(ctx); sig != nil {
+		fmt.Fprintln(stderr, "klog: "+sig.Error()+": stopped at a record boundary; the output is partial")
+		return exitCode(sig)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -68,7 +74,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	// Flag parsing and other urfave/cli errors are usage errors.
 	fmt.Fprintln(stderr, "klog: "+err.Error())
-	return ExitTrouble
+	return exitCode(err)
 }
 
 // checkArgs rejects flags placed after the first file: urfave/cli v2 would

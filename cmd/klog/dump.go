@@ -126,11 +126,11 @@ func runDump(c *cli.Context) error {
 	var fe *dump.FatalError
 	switch {
 	case errors.As(err, &ioe):
-		return &exitError{code: ExitTrouble, msg: "dump: " + ioe.Error()}
+		return fail("dump", ioe)
 	case errors.As(err, &fe):
 		return &exitError{code: ExitFindings, msg: "dump: " + fe.Error()}
 	case err != nil:
-		return &exitError{code: ExitTrouble, msg: "dump: " + err.Error()}
+		return fail("dump", err)
 	}
 	if res.Findings > 0 {
 		return &exitError{code: ExitFindings}

@@ -70,7 +70,7 @@ func runFetch(c *cli.Context) error {
 	}
 	l, err := fetch.Open(dir)
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		return fail("fetch", err)
 	}
 	hw := c.Int64(fetchHWFlag.Name)
 	if hw < 0 {
@@ -92,7 +92,7 @@ func runFetch(c *cli.Context) error {
 	took := time.Since(start)
 	var oor *fetch.OutOfRangeError
 	if err != nil && !errors.As(err, &oor) {
-		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		return fail("fetch", err)
 	}
 	if c.Bool(fetchJSONFlag.Name) {
 		writeFetchJSON(out, req, f, err, took)
@@ -242,7 +242,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: c.Int64(fetchHWFlag.Name),
 	})
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		return fail("fetch", err)
 	}
 	defer cons.Close()
 	ctx := c.Context
@@ -274,7 +274,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 		out.Flush()
 		if c.String(fetchGroupFlag.Name) != "" {
 			if err := cons.Commit(); err != nil {
-				return &exitError{code: ExitTrouble, msg: "fetch: commit: " + err.Error()}
+				return fail("fetch: commit", err)
 			}
 		}
 	}

@@ -64,7 +64,7 @@ func runOffsets(c *cli.Context) error {
 		}
 		ld, err := partition.OpenLogDir(a)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
+			return fail("offsets", err)
 		}
 		dirs = append(dirs, ld.Partitions...)
 	}
@@ -73,11 +73,11 @@ func runOffsets(c *cli.Context) error {
 	for _, d := range dirs {
 		l, err := fetch.Open(d)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
+			return fail("offsets", err)
 		}
 		off, _, ok, err := l.OffsetForTime(ts, iso, -1)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
+			return fail("offsets", err)
 		}
 		topic, part, _ := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
 		if ok {

@@ -104,7 +104,7 @@ func runProduce(c *cli.Context) error {
 		if errors.As(err, &ite) {
 			return &exitError{code: ExitFindings, msg: "produce: " + err.Error()}
 		}
-		return &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+		return fail("produce", err)
 	}
 	if t := app.Truncated; t != nil {
 		fmt.Fprintf(c.App.ErrWriter, "klog: produce: cut %d bytes at position %d of %s (%s)\n", t.Bytes, t.Pos, t.Segment, t.Reason)
@@ -134,7 +134,7 @@ func runProduce(c *cli.Context) error {
 			}
 			r, err := app.EndTxn(pid, int16(c.Int(prodEpochFlag.Name)), et == "commit", int32(c.Int(prodCoordFlag.Name)))
 			if err != nil {
-				return &exitError{code: ExitTrouble, msg: err.Error()}
+				return &exitError{code: exitCode(err), msg: err.Error()}
 			}
 			report(r)
 			return nil
@@ -152,7 +152,7 @@ func runProduce(c *cli.Context) error {
 			}
 			r, err := app.Append(batch)
 			if err != nil {
-				return &exitError{code: ExitTrouble, msg: err.Error()}
+				return &exitError{code: exitCode(err), msg: err.Error()}
 			}
 			report(r)
 			batch.Records = batch.Records[:0]
@@ -198,7 +198,7 @@ func runProduce(c *cli.Context) error {
 	}()
 	out.Flush()
 	if err := app.Close(); err != nil && runErr == nil {
-		runErr = &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+		runErr = fail("produce", err)
 	}
 	return runErr
 }

@@ -42,7 +42,7 @@ func runRecover(c *cli.Context) error {
 	dir := c.Args().First()
 	plan, err := verify.PlanRecovery(dir, verify.RecoverOptions{})
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+		return fail("recover", err)
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
@@ -73,7 +73,7 @@ func runRecover(c *cli.Context) error {
 	}
 	if o := c.String(recoverOutFlag.Name); o != "" {
 		if err := plan.WriteRecovered(o); err != nil {
-			return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+			return fail("recover", err)
 		}
 		fmt.Fprintf(report, "wrote the recovered partition to %s\n", o)
 	}
@@ -94,7 +94,7 @@ func runRecover(c *cli.Context) error {
 				return nil
 			})
 			if err != nil {
-				return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+				return fail("recover", err)
 			}
 			for _, k := range skipped {
 				fmt.Fprintf(report, "%s: skipped bytes %d..%d (%d bytes)\n", k.Path, k.From, k.To, k.To-k.From)

@@ -100,15 +100,15 @@ func runReplicate(c *cli.Context) error {
 		cfg.Now = time.Now
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	cl, err := replicate.New(cfg)
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	defer cl.Close()
 	if err := cl.Preload(c.Int(replPreloadFlag.Name)); err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
@@ -148,7 +148,7 @@ func runReplicate(c *cli.Context) error {
 		}
 		if t == crashAt {
 			if _, err := cl.CrashLeader(); err != nil {
-				return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+				return fail("replicate", err)
 			}
 			if cons != nil {
 				cons.Close()
@@ -164,7 +164,7 @@ func runReplicate(c *cli.Context) error {
 		}
 		for _, id := range restarts[t] {
 			if err := cl.Restart(id); err != nil {
-				return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+				return fail("replicate", err)
 			}
 		}
 		if produced < records && t%every == 0 {
@@ -173,13 +173,13 @@ func runReplicate(c *cli.Context) error {
 			produced++
 		}
 		if err := cl.Step(); err != nil {
-			return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+			return fail("replicate", err)
 		}
 		if group != "" && step {
 			if cons == nil {
 				cons, err = fetch.NewConsumer(cl.Leader().Dir, fetch.ConsumerConfig{Group: group, StartOffset: -1, HighWatermark: -1})
 				if err != nil {
-					return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+					return fail("replicate", err)
 				}
 			}
 			before := cons.Position()
@@ -196,7 +196,7 @@ func runReplicate(c *cli.Context) error {
 			if rd == nil {
 				rd, err = startReader(c.Context, cl.Leader().Dir, group)
 				if err != nil {
-					return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+					return fail("replicate", err)
 				}
 			}
 		drain:
@@ -263,7 +263,7 @@ func runReplicate(c *cli.Context) error {
 		rows = append(rows, r)
 	}
 	if err := dump.WriteTable(out, header, rows); err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	for i, call := range calls {
 		status := "no response (acks=0)"

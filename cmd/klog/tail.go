@@ -124,10 +124,10 @@ loop:
 		}
 	}
 	if werr != nil {
-		return &exitError{code: ExitTrouble, msg: "tail: " + werr.Error()}
+		return fail("tail", werr)
 	}
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "tail: " + err.Error()}
+		return fail("tail", err)
 	}
 	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +25,9 @@ var verifyCommand = &cli.Command{
 	Usage:     "check CRCs, structure, offsets, indexes, snapshots and checkpoints",
 	ArgsUsage: "PATH...",
 	Description: `PATH is a segment, index, snapshot or checkpoint file, a partition directory,
-or a log directory (searched recursively). Every v2 batch's CRC-32C and every
+or a log directory (searched recursively); - reads a segment from stdin. A
+file named here that is not a Kafka file is an error (exit 2); inside
+directories such files are listed as skipped. Every v2 batch's CRC-32C and every
 v0/v1 message's CRC-32 is checked, every record decoded (compressed batches
 decompressed), offsets checked across batches and segments, and indexes,
 producer snapshots and checkpoints checked against the log.
@@ -43,7 +47,7 @@ func runVerify(c *cli.Context) error {
 	if err := checkArgs(args); err != nil {
 		return err
 	}
-	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
+	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Stdin: c.App.Reader}
 	errw := c.App.ErrWriter
 	if isTerminal(errw) {
 		opts.Progress = func(done, total int) {
@@ -56,21 +60,21 @@ func runVerify(c *cli.Context) error {
 		}
 	}
 	rep, err := verify.Run(c.Context, args, opts)
-	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	if err != nil && (rep == nil || !rep.Partial) {
+		return fail("verify", err)
 	}
 	if c.Bool(verifyJSONFlag.Name) {
 		enc := json.NewEncoder(c.App.Writer)
 		for i := range rep.Files {
 			if err := enc.Encode(&rep.Files[i]); err != nil {
-				return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+				return fail("verify", err)
 			}
 		}
 	} else {
 		var b strings.Builder
 		for i := range rep.Files {
 			f := &rep.Files[i]
-			if c.Bool(verifyQuiet.Name) && f.OK {
+			if c.Bool(verifyQuiet.Name) && f.OK && !f.Partial {
 				continue
 			}
 			writeVerdict(&b, f)
@@ -78,6 +82,8 @@ func runVerify(c *cli.Context) error {
 		io.WriteString(errw, b.String())
 	}
 	switch {
+	case rep.Partial:
+		return err // the signal's exit code; run says the output is partial
 	case rep.IOErrors() > 0:
 		return &exitError{code: ExitTrouble}
 	case rep.Findings() > 0:
@@ -93,6 +99,8 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 	b.WriteString(": ")
 	n := f.Findings()
 	switch {
+	case f.Skipped != "":
+		b.WriteString("skipped (" + f.Skipped + ")")
 	case f.Err != "":
 		b.WriteString("error: " + f.Err)
 	case n == 0:
@@ -120,6 +128,9 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 			b.WriteString(", offset " + strconv.FormatInt(p.Offset, 10))
 		}
 		b.WriteString(": " + p.Message + "\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Omitted)) {
+		b.WriteString("  … and " + strconv.FormatInt(f.Omitted[k], 10) + " more " + k + " problems (the first " + strconv.Itoa(verify.MaxProblemsPerKind) + " of each kind are listed)\n")
 	}
 }
 

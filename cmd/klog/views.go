@@ -111,8 +111,9 @@ indexBytesRead.
 Exit status: 0 answered (including "no record at or after T"); 1 an index
 or time index entry used does not match the log, or a record on the way
 cannot be decoded (the answer is still given, from a scan of the segment
-start when the index entry is unusable); 2 usage or I/O trouble, or an
-offset out of range (below the first segment, or at or past the log end).`,
+start when the index entry is unusable), or an offset out of range (below
+the first segment, or at or past the log end: Kafka's OFFSET_OUT_OF_RANGE);
+2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, findMaxDataFlag, maxBatchFlag},
 	Action: runFind,
 }
@@ -120,7 +121,7 @@ offset out of range (below the first segment, or at or past the log end).`,
 // viewError maps a dump error to an exit code: everything a view returns
 // is I/O or usage trouble.
 func viewError(cmd string, err error) error {
-	return &exitError{code: ExitTrouble, msg: cmd + ": " + err.Error()}
+	return fail(cmd, err)
 }
 
 func runSegments(c *cli.Context) error {
@@ -237,7 +238,7 @@ func runFind(c *cli.Context) error {
 	res, err := dump.Find(d, q, dump.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
 	if err != nil {
 		if errors.Is(err, dump.ErrOffsetOutOfRange) {
-			return &exitError{code: ExitTrouble, msg: "find: " + err.Error()}
+			return fail("find", err)
 		}
 		return viewError("find", err)
 	}
