@@ -47,9 +47,8 @@ func (d *dumper) expandDir(p string) ([]string, error) {
 			dirs = append(dirs, it)
 			continue
 		}
-		if !kafkaFileName(it.name) {
-			continue // not a file a broker writes: skipped in directory listings
-		}
+		// Files a broker does not write are listed last and reported as
+		// "Ignoring unknown file", never skipped silently.
 		if v, ok := baseOffsetFromName(it.name); ok && strings.Contains(it.name, ".") {
 			it.offset = v
 			if r, ok := suffixRank[it.name[strings.IndexByte(it.name, '.'):]]; ok {

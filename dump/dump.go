@@ -8,6 +8,7 @@
 package dump
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -60,6 +61,12 @@ type Options struct {
 	// Decoder prints keys and values through one of kafka-dump-log's
 	// message decoders (--offsets-decoder, ...); it implies PrintData.
 	Decoder Decoder
+	// Context stops the dump between batches when it is cancelled (a
+	// signal); Run then returns its error after flushing whole lines.
+	Context context.Context
+	// Stdin is what the path "-" reads, as a segment of unknown base
+	// offset (os.Stdin when nil).
+	Stdin io.Reader
 }
 
 // Filter selects what a dump prints. Bounds are inclusive; -1 leaves one
@@ -106,6 +113,10 @@ type Result struct {
 	// Findings counts invalid batches, invalid trailing bytes and decode
 	// problems: anything that makes the exit code 1.
 	Findings int
+	// Troubles lists what could not be dumped although the dump went on:
+	// a file named on the command line that is not a Kafka file or does
+	// not exist, a directory that cannot be read. Any makes the exit code 2.
+	Troubles []error
 }
 
 // IOError is an error reading or opening a file: exit code 2, not a finding.
@@ -147,11 +158,23 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 		d.r = newTextRenderer(stdout, opts)
 	}
 	d.attachDecoder() // decoder.go
+	if d.opts.Context == nil {
+		d.opts.Context = context.Background()
+	}
 	var res Result
 	var err error
 	for _, p := range paths {
-		if err = d.dumpFile(p); err != nil {
-			if opts.JSON && !isIOError(err) {
+		if p == "-" {
+			tmp, cleanup, serr := spoolStdin(opts.Stdin)
+			if serr != nil {
+				err = &IOError{Path: "-", Err: serr}
+				break
+			}
+			d.stdinPath = tmp
+			defer cleanup()
+		}
+		if err = d.dumpFile(p, true); err != nil {
+			if opts.JSON && !isIOError(err) && d.opts.Context.Err() == nil {
 				// JSON reports the problem and goes on with the next file.
 				d.findings++
 				err = nil
@@ -168,7 +191,38 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 		err = &IOError{Path: "stdout", Err: ferr}
 	}
 	res.Findings = d.findings
+	res.Troubles = d.troubles
 	return res, err
+}
+
+// spoolStdin copies stdin to a temporary file, so that memory stays
+// bounded whatever its size and the segment can be read at positions.
+func spoolStdin(r io.Reader) (string, func(), error) {
+	if r == nil {
+		r = os.Stdin
+	}
+	f, err := os.CreateTemp("", "klog-stdin-*.log")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.Remove(f.Name()) }
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return f.Name(), cleanup, nil
+}
+
+// trouble records something that could not be dumped, says so on stderr
+// after what was printed so far, and lets the dump go on.
+func (d *dumper) trouble(p string, err error) {
+	d.troubles = append(d.troubles, &IOError{Path: p, Err: err})
+	d.r.flush()
+	io.WriteString(d.errw, "klog: dump: "+p+": "+err.Error()+"\n")
 }
 
 func isIOError(err error) bool {
@@ -193,6 +247,9 @@ type dumper struct {
 	tix         timeIndexErrors
 	// dec is the --offsets-decoder etc. decoder (decoder.go); nil without one.
 	dec *recordDecoder
+	// stdinPath is the temporary copy of stdin that "-" names.
+	stdinPath string
+	troubles  []error
 }
 
 // javaPath normalises a path as java.io.File does on Unix: repeated slashes
@@ -224,6 +281,9 @@ func javaPath(p string) string {
 
 // openPath is p resolved against Options.Cwd.
 func (d *dumper) openPath(p string) string {
+	if p == "-" && d.stdinPath != "" {
+		return d.stdinPath
+	}
 	if strings.HasPrefix(p, "/") {
 		return p
 	}
@@ -240,19 +300,28 @@ func (d *dumper) absPath(p string) string {
 	return strings.TrimSuffix(d.opts.Cwd, "/") + "/" + p
 }
 
-func (d *dumper) dumpFile(arg string) error {
+// dumpFile dumps one path; explicit is true for a path named on the
+// command line (an unknown or missing one is then trouble, exit 2), false
+// for one found in a directory (an unknown one is listed and skipped).
+func (d *dumper) dumpFile(arg string, explicit bool) error {
 	p := javaPath(arg)
 	if p != "" && isDir(d.openPath(p)) {
 		list, err := d.expandDir(p)
 		if err != nil {
-			return err
+			// An unreadable directory: say so, go on with the rest.
+			d.trouble(p, errors.Unwrap(err))
+			return nil
 		}
 		for _, f := range list {
-			if err := d.dumpFile(f); err != nil {
+			if err := d.dumpFile(f, false); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+	if p == "-" {
+		d.r.dumping(p)
+		return d.dumpLog(p, p)
 	}
 	name := filepath.Base(p)
 	if p == "" || p == "/" {
@@ -284,21 +353,34 @@ func (d *dumper) dumpFile(arg string) error {
 	}
 	// Kafka writes this to stderr while stdout is still buffered in the
 	// same process; flush first so a terminal shows them in order.
-	d.r.ignored(p)
+	var why error
+	if explicit {
+		// Named on the command line: never a silent success.
+		why = errors.New("not a Kafka file")
+		if _, err := os.Stat(d.openPath(p)); err != nil {
+			why = errors.Unwrap(err)
+		}
+	}
+	d.r.ignored(p, why)
 	d.r.flush()
 	io.WriteString(d.errw, "Ignoring unknown file "+p+"\n")
+	if why != nil {
+		d.trouble(p, why)
+	}
 	return nil
 }
 
 // dumpLog prints a .log or KRaft .checkpoint file (DumpLogSegments.dumpLog).
 func (d *dumper) dumpLog(p, name string) error {
 	var header string
-	if strings.HasSuffix(name, ".log") {
+	if name == "-" || strings.HasSuffix(name, ".log") {
 		start, err := strconv.ParseInt(strings.SplitN(name, ".", 2)[0], 10, 64)
 		if err != nil {
-			return &FatalError{Path: p, Err: errors.New("cannot parse the base offset from the file name: " + strconv.Quote(name))}
+			// stdin, or a segment renamed: read it all the same.
+			header = "Log starting offset: unknown (the file name does not give it)"
+		} else {
+			header = "Log starting offset: " + strconv.FormatInt(start, 10)
 		}
-		header = "Log starting offset: " + strconv.FormatInt(start, 10)
 	} else if name == "bootstrap.checkpoint" {
 		header = "KRaft bootstrap snapshot"
 	} else {
@@ -341,6 +423,9 @@ func (d *dumper) dumpLog(p, name string) error {
 	prev := int64(-1)
 	var batches, records int64
 	for {
+		if err := d.opts.Context.Err(); err != nil {
+			return err
+		}
 		b, err := sc.Next()
 		if err == io.EOF {
 			break

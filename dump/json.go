@@ -38,10 +38,14 @@ func (j *jsonRenderer) emit(l []byte) {
 
 func (j *jsonRenderer) dumping(p string) { j.path = p }
 
-func (j *jsonRenderer) ignored(p string) {
+func (j *jsonRenderer) ignored(p string, why error) {
 	l := append(j.line[:0], `{"type":"file","path":`...)
 	l = appendJSONString(l, p)
 	l = append(l, `,"ignored":true`...)
+	if why != nil {
+		l = append(l, `,"error":`...)
+		l = appendJSONString(l, why.Error())
+	}
 	j.emit(l)
 }
 

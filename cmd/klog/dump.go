@@ -44,6 +44,9 @@ var dumpCommand = &cli.Command{
 Text output is byte-identical to kafka-dump-log.sh of Kafka 4.3.1 on stdout and
 stderr, except that where Kafka dies with a stack trace klog prints one problem
 line ("klog: dump: FILE: ...") naming the position and offset.
+A FILE of - reads a segment from stdin. A file named here that is not a
+Kafka file, or does not exist, is reported and makes the exit status 2; in
+a directory such files are listed ("Ignoring unknown file") and skipped.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
 	Flags: []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
@@ -121,16 +124,22 @@ func runDump(c *cli.Context) error {
 			opts.MaxBytes = -1
 		}
 	}
+	opts.Context, opts.Stdin = c.Context, c.App.Reader
 	res, err := dump.Run(files, opts, c.App.Writer, c.App.ErrWriter)
 	var ioe *dump.IOError
 	var fe *dump.FatalError
 	switch {
+	case interrupted(c.Context) != nil:
+		return interrupted(c.Context)
 	case errors.As(err, &ioe):
 		return fail("dump", ioe)
 	case errors.As(err, &fe):
 		return &exitError{code: ExitFindings, msg: "dump: " + fe.Error()}
 	case err != nil:
 		return fail("dump", err)
+	}
+	if len(res.Troubles) > 0 {
+		return &exitError{code: ExitTrouble}
 	}
 	if res.Findings > 0 {
 		return &exitError{code: ExitFindings}
