@@ -238,12 +238,12 @@ type dumper struct {
 	// nonConsecutive holds, per absolute path in discovery order, the
 	// (previous, offset) pairs of the deep iteration.
 	ncPaths []string
-	nc      map[string][][2]int64
+	nc      map[string]*treeMap
 	rr      format.RecordReader
 	rec     format.Record
 	// Index mismatches and time index errors, per absolute path.
 	idxMisPaths []string
-	idxMis      map[string][][2]int64
+	idxMis      map[string]*treeMap
 	tix         timeIndexErrors
 	// dec is the --offsets-decoder etc. decoder (decoder.go); nil without one.
 	dec *recordDecoder
@@ -589,12 +589,15 @@ func (d *dumper) recordProblem(p string, err error) error {
 
 func (d *dumper) noteGap(abs string, prev, off int64) {
 	if d.nc == nil {
-		d.nc = make(map[string][][2]int64)
+		d.nc = make(map[string]*treeMap)
 	}
-	if _, ok := d.nc[abs]; !ok {
+	m := d.nc[abs]
+	if m == nil {
+		m = &treeMap{m: map[int64]int64{}}
+		d.nc[abs] = m
 		d.ncPaths = append(d.ncPaths, abs)
 	}
-	d.nc[abs] = append(d.nc[abs], [2]int64{prev, off})
+	m.put(prev, off)
 }
 
 // printSummaries writes Kafka's end-of-run stderr reports, in its order:
@@ -615,30 +618,59 @@ func (d *dumper) printSummaries() {
 	d.errw.Write(b)
 }
 
+// maxSummaryKeys bounds the distinct keys kept per file for an end-of-run
+// summary. Kafka keeps a TreeMap per file (DumpLogSegments: a later pair
+// with the same key replaces the earlier one), so memory follows distinct
+// keys, not records: an offset-delta bomb of millions of records at one
+// offset is one entry. Past the bound, keys are counted, not kept.
+const maxSummaryKeys = 1 << 20
+
+// treeMap is one file's summary: key -> the last value put for it.
+type treeMap struct {
+	m       map[int64]int64
+	dropped int64
+}
+
+func (t *treeMap) put(k, v int64) {
+	if _, ok := t.m[k]; !ok && len(t.m) >= maxSummaryKeys {
+		t.dropped++
+		return
+	}
+	t.m[k] = v
+}
+
 // appendTreeMapGroups writes a report Kafka keeps as a HashMap of TreeMaps:
 // files in HashMap order, then each file's pairs sorted by key (descending
-// when desc), a later pair with the same key replacing an earlier one.
-func appendTreeMapGroups(b []byte, keys []string, m map[string][][2]int64, desc bool, header, first, second string) []byte {
+// when desc).
+func appendTreeMapGroups(b []byte, keys []string, m map[string]*treeMap, desc bool, header, first, second string) []byte {
 	for _, abs := range javaHashMapOrder(keys) {
-		pairs := m[abs]
-		sort.SliceStable(pairs, func(i, j int) bool {
+		t := m[abs]
+		ks := make([]int64, 0, len(t.m))
+		for k := range t.m {
+			ks = append(ks, k)
+		}
+		sort.Slice(ks, func(i, j int) bool {
 			if desc {
-				return pairs[i][0] > pairs[j][0]
+				return ks[i] > ks[j]
 			}
-			return pairs[i][0] < pairs[j][0]
+			return ks[i] < ks[j]
 		})
 		b = append(b, header...)
 		b = append(b, abs...)
 		b = append(b, '\n')
-		for i, pr := range pairs {
-			if i+1 < len(pairs) && pairs[i+1][0] == pr[0] {
-				continue // the later pair with this key wins
-			}
+		for _, k := range ks {
 			b = append(b, first...)
-			b = strconv.AppendInt(b, pr[0], 10)
+			b = strconv.AppendInt(b, k, 10)
 			b = append(b, second...)
-			b = strconv.AppendInt(b, pr[1], 10)
+			b = strconv.AppendInt(b, t.m[k], 10)
 			b = append(b, '\n')
+		}
+		if t.dropped > 0 {
+			b = append(b, "klog: "...)
+			b = strconv.AppendInt(b, t.dropped, 10)
+			b = append(b, " more entries not kept (over "...)
+			b = strconv.AppendInt(b, maxSummaryKeys, 10)
+			b = append(b, " per file)\n"...)
 		}
 	}
 	return b

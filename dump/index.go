@@ -149,12 +149,15 @@ func asPosError(err error) *format.PosError {
 
 func (d *dumper) noteIndexMismatch(abs string, indexOffset, logOffset int64) {
 	if d.idxMis == nil {
-		d.idxMis = map[string][][2]int64{}
+		d.idxMis = map[string]*treeMap{}
 	}
-	if _, ok := d.idxMis[abs]; !ok {
+	m := d.idxMis[abs]
+	if m == nil {
+		m = &treeMap{m: map[int64]int64{}}
+		d.idxMis[abs] = m
 		d.idxMisPaths = append(d.idxMisPaths, abs)
 	}
-	d.idxMis[abs] = append(d.idxMis[abs], [2]int64{indexOffset, logOffset})
+	m.put(indexOffset, logOffset)
 }
 
 // timeIndexErrors mirrors DumpLogSegments.TimeIndexDumpErrors.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // Checksum is the CRC-32C (Castagnoli) a v2 batch stores; the client is the
@@ -395,7 +396,7 @@ func (c *Consumer) Commit() error {
 // ReadCommittedOffset returns a group's committed offset for a partition from an
 // offsets file ("0", a count, then "group topic partition offset" lines).
 func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes)
 	if os.IsNotExist(err) {
 		return 0, false, nil
 	}
@@ -419,7 +420,7 @@ func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, er
 // a temporary file and a rename, as Kafka writes its checkpoints.
 func WriteCommittedOffset(path, group, topic string, part int32, offset int64) error {
 	var entries [][]string
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes); err == nil {
 		cp, err := format.ParseCheckpoint(data, 0, 4)
 		if err != nil {
 			return errors.New(path + ": " + err.Error())
@@ -443,9 +444,28 @@ func WriteCommittedOffset(path, group, topic string, part int32, offset int64) e
 	for _, e := range entries {
 		b.WriteString(strings.Join(e, " ") + "\n")
 	}
+	// Written like Kafka's checkpoints: a temporary file, fsynced, renamed
+	// over the old one, and the directory fsynced. The temporary file is
+	// never opened through a symlink.
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+	os.Remove(tmp)
+	f, err := safeio.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, safeio.OutputPerm(path))
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return safeio.SyncDir(filepath.Dir(path))
 }

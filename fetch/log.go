@@ -17,6 +17,7 @@ import (
 	"sort"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -183,7 +184,7 @@ func (l *Log) scan(s *segment) error {
 // readHW finds this partition in the parent log dir's
 // replication-offset-checkpoint.
 func (l *Log) readHW() int64 {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(l.dir)), partition.ReplicationCheckpoint))
+	data, err := safeio.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(l.dir)), partition.ReplicationCheckpoint), safeio.MaxCheckpointBytes)
 	if err != nil {
 		return -1
 	}

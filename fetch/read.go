@@ -228,11 +228,14 @@ func (l *Log) position(offset int64) (*segment, int64, error) {
 func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err error) {
 	start := int64(0)
 	if s.index != "" {
-		if data, rerr := os.ReadFile(s.index); rerr == nil {
-			idx := format.OffsetIndex{BaseOffset: s.base, Data: data}
-			if e := idx.Lookup(offset); e.Pos >= 0 && e.Pos < s.size {
-				start = e.Pos
+		// Probed in place: the index's size is not trusted.
+		if xf, rerr := os.Open(s.index); rerr == nil {
+			if st, serr := xf.Stat(); serr == nil {
+				if e, lerr := format.LookupOffsetIndexAt(xf, st.Size(), s.base, offset); lerr == nil && e.Pos >= 0 && e.Pos < s.size {
+					start = e.Pos
+				}
 			}
+			xf.Close()
 		}
 	}
 	// An earlier read showed every batch before hintPos ends below
@@ -306,6 +309,10 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 	return nil
 }
 
+// maxAbortedTxns bounds the aborted transactions one fetch response lists:
+// a real read spans a handful; a hostile .txnindex could name millions.
+const maxAbortedTxns = 1 << 16
+
 // abortedTxns collects the aborted transactions overlapping the read
 // (LocalLog.collectAbortedTransactions): up to the first index entry past the
 // bytes read (OffsetIndex.fetchUpperBoundOffset), else the next segment's
@@ -313,15 +320,15 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64) error {
 	upper := int64(-1)
 	if s.index != "" {
-		if data, err := os.ReadFile(s.index); err == nil {
-			idx := format.OffsetIndex{BaseOffset: s.base, Data: data}
-			n := idx.Used()
-			for j := 0; j < n; j++ {
-				if e := idx.Entry(j); e.Pos >= start+fetchSize {
+		if xf, err := os.Open(s.index); err == nil {
+			format.ScanOffsetIndex(xf, s.base, func(_ int, e format.IndexEntry) bool {
+				if e.Pos >= start+fetchSize {
 					upper = e.Offset
-					break
+					return false
 				}
-			}
+				return true
+			})
+			xf.Close()
 		}
 	}
 	if upper < 0 {
@@ -336,20 +343,34 @@ func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64)
 		if seg.txnIndex == "" {
 			continue
 		}
-		data, err := os.ReadFile(seg.txnIndex)
+		tf, err := os.Open(seg.txnIndex)
 		if err != nil {
 			if os.IsNotExist(err) {
 				continue
 			}
 			return err
 		}
-		for _, t := range format.AbortedTxns(data) {
+		done := false
+		_, err = format.ScanAbortedTxns(tf, func(_ int, t format.AbortedTxn) bool {
 			if t.LastOffset >= f.FetchOffset && t.FirstOffset < upper {
+				if len(f.AbortedTransactions) >= maxAbortedTxns {
+					done = true
+					return false
+				}
 				f.AbortedTransactions = append(f.AbortedTransactions, AbortedTransaction{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset})
 			}
 			if t.LastStableOffset >= upper {
-				return nil
+				done = true
+				return false
 			}
+			return true
+		})
+		tf.Close()
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
 		}
 	}
 	return nil

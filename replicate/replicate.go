@@ -23,6 +23,7 @@ import (
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 )
@@ -634,12 +635,31 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 	return writeAtomic(filepath.Join(b.Dir, partition.LeaderEpochCheckpoint), le)
 }
 
+// writeAtomic writes a checkpoint as Kafka does: a temporary file (never
+// through a symlink), fsynced, renamed over the old one, the directory
+// fsynced.
 func writeAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	os.Remove(tmp)
+	f, err := safeio.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return safeio.SyncDir(filepath.Dir(path))
 }
 
 // CrashLeader stops the leader (its directory stays as it was) and elects

@@ -31,6 +31,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -213,7 +214,7 @@ func readHW(dir string) map[topicPartition]int64 {
 
 func readHWErr(dir string) (map[topicPartition]int64, error) {
 	m := map[topicPartition]int64{}
-	data, err := os.ReadFile(filepath.Join(dir, partition.ReplicationCheckpoint))
+	data, err := safeio.ReadFile(filepath.Join(dir, partition.ReplicationCheckpoint), safeio.MaxCheckpointBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}

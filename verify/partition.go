@@ -1,10 +1,10 @@
 package verify
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -56,7 +56,7 @@ func checkSegments(rep *Report, g group) {
 		if f.Kind != "leader-epoch-checkpoint" || f.Findings() > 0 {
 			continue
 		}
-		data, err := os.ReadFile(f.Path)
+		data, err := safeio.ReadFile(f.Path, safeio.MaxCheckpointBytes)
 		if err != nil {
 			continue
 		}
@@ -102,7 +102,7 @@ func checkLogDirCheckpoints(rep *Report, g group) {
 		if filepath.Base(f.Path) == partition.CleanerCheckpoint {
 			continue // cleaner offsets may lag or lead after truncation
 		}
-		data, err := os.ReadFile(f.Path)
+		data, err := safeio.ReadFile(f.Path, safeio.MaxCheckpointBytes)
 		if err != nil {
 			continue
 		}

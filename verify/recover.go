@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -223,35 +225,81 @@ func droppedRange(f *os.File, size, pos int64, opts RecoverOptions) (int64, int6
 	return first, last
 }
 
+// differs reports whether the index at path differs from want, ignoring a
+// preallocated zero tail. It streams the file: its size is untrusted.
 func differs(path string, want []byte, entry int) bool {
 	if path == "" {
 		return len(want) > 0
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return true
 	}
-	// A preallocated zero tail is not a difference the broker cares about.
-	n := len(data) / entry * entry
-	data = data[:n]
-	for len(data) > len(want) && isZero(data[len(data)-entry:]) {
-		data = data[:len(data)-entry]
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return true
 	}
-	return string(data) != string(want)
+	n := st.Size() / int64(entry) * int64(entry)
+	if n < int64(len(want)) {
+		return true
+	}
+	br := bufio.NewReaderSize(io.LimitReader(f, n), 64<<10)
+	head := make([]byte, len(want))
+	if _, err := io.ReadFull(br, head); err != nil || string(head) != string(want) {
+		return true
+	}
+	// The rest must be a zero tail.
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := br.Read(buf)
+		if !isZero(buf[:k]) {
+			return true
+		}
+		if err == io.EOF {
+			return false
+		}
+		if err != nil {
+			return true
+		}
+	}
 }
 
-// readIndex reads an index without its preallocated zero tail.
+// maxKeptIndexBytes bounds what readIndex keeps of an existing index: far
+// above segment.index.bytes' default (10 MiB); a longer index keeps its
+// first entries, which still answer every lookup correctly (an index is
+// sparse by design).
+const maxKeptIndexBytes = 64 << 20
+
+// readIndex reads an index without its preallocated zero tail, streaming:
+// a run of zero entries is only kept once a non-zero entry follows it.
 func readIndex(path string, entry int) []byte {
 	if path == "" {
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
-	data = data[:len(data)/entry*entry]
-	for len(data) >= 2*entry && isZero(data[len(data)-entry:]) {
-		data = data[:len(data)-entry]
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var data []byte
+	zeros := 0 // zero entries read since the last non-zero one
+	e := make([]byte, entry)
+	for i := 0; ; i++ {
+		if _, err := io.ReadFull(br, e); err != nil {
+			break
+		}
+		if i > 0 && isZero(e) {
+			zeros++
+			continue
+		}
+		if len(data)+(zeros+1)*entry > maxKeptIndexBytes {
+			break
+		}
+		data = append(data, make([]byte, zeros*entry)...)
+		data = append(data, e...)
+		zeros = 0
 	}
 	return data
 }
@@ -270,11 +318,33 @@ func isZero(b []byte) bool {
 // .txnindex entries below the new log end, producer snapshots up to it, and
 // the partition's checkpoint files. The input is never modified.
 func (r *Recovery) WriteRecovered(out string) error {
-	if _, err := os.Stat(out); err == nil {
+	if _, err := os.Lstat(out); err == nil {
 		return errors.New(out + " already exists")
+	}
+	// Never write into a log directory a running broker holds.
+	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(out))); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
+	}
+	// Every file is created with its source's permissions (the log's for
+	// rebuilt indexes), or 0600 when there is none to follow.
+	perm := func(src string) os.FileMode { return safeio.OutputPerm(src) }
+	writeNew := func(dst string, data []byte, src string) error {
+		f, err := safeio.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm(src))
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
 	}
 	d, err := partition.Open(r.Dir)
 	if err != nil {
@@ -287,27 +357,32 @@ func (r *Recovery) WriteRecovered(out string) error {
 		if err := copyPrefix(s.Log, filepath.Join(out, filepath.Base(s.Log)), s.ValidBytes); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(out, partition.FileName(s.BaseOffset, partition.IndexSuffix)), s.index, 0o644); err != nil {
+		if err := writeNew(filepath.Join(out, partition.FileName(s.BaseOffset, partition.IndexSuffix)), s.index, s.Log); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(out, partition.FileName(s.BaseOffset, partition.TimeIndexSuffix)), s.timeIndex, 0o644); err != nil {
+		if err := writeNew(filepath.Join(out, partition.FileName(s.BaseOffset, partition.TimeIndexSuffix)), s.timeIndex, s.Log); err != nil {
 			return err
 		}
 		for _, seg := range d.Segments {
 			if seg.BaseOffset != s.BaseOffset || seg.TxnIndex == "" {
 				continue
 			}
-			data, err := os.ReadFile(seg.TxnIndex)
+			tf, err := os.Open(seg.TxnIndex)
 			if err != nil {
 				return err
 			}
 			var keep []byte
-			for _, t := range format.AbortedTxns(data) {
+			_, err = format.ScanAbortedTxns(tf, func(_ int, t format.AbortedTxn) bool {
 				if t.LastOffset < r.LogEndOffset {
 					keep = format.AppendAbortedTxn(keep, t)
 				}
+				return len(keep) < maxKeptIndexBytes
+			})
+			tf.Close()
+			if err != nil {
+				return err
 			}
-			if err := os.WriteFile(filepath.Join(out, filepath.Base(seg.TxnIndex)), keep, 0o644); err != nil {
+			if err := writeNew(filepath.Join(out, filepath.Base(seg.TxnIndex)), keep, seg.TxnIndex); err != nil {
 				return err
 			}
 		}
@@ -327,7 +402,7 @@ func (r *Recovery) WriteRecovered(out string) error {
 	if d.LeaderEpochs != "" {
 		// LeaderEpochFileCache.truncateFromEnd: epochs starting at or past
 		// the new log end are dropped.
-		data, err := os.ReadFile(d.LeaderEpochs)
+		data, err := safeio.ReadFile(d.LeaderEpochs, safeio.MaxCheckpointBytes)
 		if err != nil {
 			return err
 		}
@@ -345,7 +420,7 @@ func (r *Recovery) WriteRecovered(out string) error {
 		for _, k := range keep {
 			text += k + "\n"
 		}
-		if err := os.WriteFile(filepath.Join(out, filepath.Base(d.LeaderEpochs)), []byte(text), 0o644); err != nil {
+		if err := writeNew(filepath.Join(out, filepath.Base(d.LeaderEpochs)), []byte(text), d.LeaderEpochs); err != nil {
 			return err
 		}
 	}
@@ -354,13 +429,15 @@ func (r *Recovery) WriteRecovered(out string) error {
 
 // copyPrefix copies the first n bytes of src (all when n < 0) in bounded
 // memory.
+// A symlink or other non-regular source is refused: recovery copies the
+// partition's own files, never what a link points at.
 func copyPrefix(src, dst string, n int64) error {
-	in, err := os.Open(src)
+	in, err := safeio.OpenFile(src, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := safeio.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, safeio.OutputPerm(src))
 	if err != nil {
 		return err
 	}

@@ -121,3 +121,16 @@ func OutputPerm(src string) fs.FileMode {
 	}
 	return st.Mode().Perm()
 }
+
+// SyncDir fsyncs a directory, making a rename or a new file in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
