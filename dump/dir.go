@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // Files kafka-dump-log does not print (it says "Ignoring unknown file"):
@@ -109,7 +110,7 @@ func joinJava(dir, name string) string {
 
 // dumpLeaderEpochs prints a leader-epoch-checkpoint.
 func (d *dumper) dumpLeaderEpochs(p string) error {
-	data, err := d.readWhole(p)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes)
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func (d *dumper) dumpLeaderEpochs(p string) error {
 
 // dumpOffsetCheckpoint prints one of the log directory's offset checkpoints.
 func (d *dumper) dumpOffsetCheckpoint(p, name string) error {
-	data, err := d.readWhole(p)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func (d *dumper) dumpOffsetCheckpoint(p, name string) error {
 }
 
 func (d *dumper) dumpPartitionMetadata(p string) error {
-	data, err := d.readWhole(p)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes)
 	if err != nil {
 		return err
 	}

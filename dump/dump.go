@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // Options selects what a dump prints; the fields mirror kafka-dump-log's
@@ -543,18 +544,27 @@ func (d *dumper) dumpLog(p, name string) error {
 
 // indexPosition is the position the .index beside a segment gives for
 // offset (OffsetIndex.lookup), or 0 when there is no usable index.
-func (d *dumper) indexPosition(p, name string, offset, size int64) int64 {
+func (d *dumper) indexPosition(p, name string, offset, size int64) (pos int64) {
 	base, ok := baseOffsetFromName(name)
 	if !ok {
 		return 0
 	}
-	data, err := os.ReadFile(d.openPath(filepath.Join(filepath.Dir(p), strings.SplitN(name, ".", 2)[0]+".index")))
+	data, unmap, err := safeio.Map(d.openPath(filepath.Join(filepath.Dir(p), strings.SplitN(name, ".", 2)[0]+".index")))
 	if err != nil {
 		return 0
 	}
+	defer unmap()
+	defer func() {
+		if r := recover(); r != nil {
+			if !safeio.IsFault(r) {
+				panic(r)
+			}
+			pos = 0 // the index shrank while read: scan from the start
+		}
+	}()
 	idx := format.OffsetIndex{BaseOffset: base, Data: data[:len(data)/format.OffsetIndexEntrySize*format.OffsetIndexEntrySize]}
 	idx.Data = idx.Data[:idx.Used()*format.OffsetIndexEntrySize]
-	pos := idx.Lookup(offset).Pos
+	pos = idx.Lookup(offset).Pos
 	if pos < 0 || pos >= size {
 		return 0
 	}
