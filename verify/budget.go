@@ -9,7 +9,7 @@ import (
 // smallDecompressBytes is what each job may decompress a batch to without
 // asking: real batches are far smaller (message.max.bytes defaults to 1 MiB
 // before compression).
-const smallDecompressBytes = 8 << 20
+const smallDecompressBytes = 4 << 20
 
 // decompressBudget bounds the memory that all jobs of a run spend on
 // decompression, whatever --jobs is: every job may decompress a batch to

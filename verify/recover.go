@@ -241,8 +241,8 @@ func differs(path string, want []byte, entry int) bool {
 		return true
 	}
 	n := st.Size() / int64(entry) * int64(entry)
-	if n < int64(len(want)) {
-		return true
+	if n < int64(len(want)) || n-int64(len(want)) > maxKeptIndexBytes {
+		return true // shorter, or a zero tail longer than any real index
 	}
 	br := bufio.NewReaderSize(io.LimitReader(f, n), 64<<10)
 	head := make([]byte, len(want))
@@ -286,7 +286,7 @@ func readIndex(path string, entry int) []byte {
 	var data []byte
 	zeros := 0 // zero entries read since the last non-zero one
 	e := make([]byte, entry)
-	for i := 0; ; i++ {
+	for i := 0; i*entry < maxKeptIndexBytes; i++ {
 		if _, err := io.ReadFull(br, e); err != nil {
 			break
 		}
