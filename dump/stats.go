@@ -56,10 +56,13 @@ type StatsOptions struct {
 // StatsReport is the result of CollectStats, and the JSON object
 // `klog stats --json` writes (its tags are the schema).
 type StatsReport struct {
-	Type    string `json:"type"` // "stats"
-	Files   int    `json:"files"`
-	Batches int64  `json:"batches"`
-	Records int64  `json:"records"`
+	Type  string `json:"type"` // "stats"
+	Files int    `json:"files"`
+	// Unreadable lists the partition directories that could not be read
+	// (reported, the rest counted; the command then exits 2).
+	Unreadable []string `json:"unreadable,omitempty"`
+	Batches    int64    `json:"batches"`
+	Records    int64    `json:"records"`
 	// Bytes is the size of all batches on disk.
 	Bytes int64 `json:"bytes"`
 	// MinTimestamp and MaxTimestamp are the smallest and largest batch max
@@ -168,11 +171,19 @@ type HourStats struct {
 // log whatever its name; a partition directory gives its .log files in
 // offset order, a log directory those of every partition.
 func StatsFiles(paths []string) ([]string, error) {
+	files, _, err := statsFiles(paths)
+	return files, err
+}
+
+// statsFiles is StatsFiles that goes on past unreadable partition
+// directories, returning their errors.
+func statsFiles(paths []string) ([]string, []error, error) {
 	var out []string
+	var skipped []error
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, &IOError{Path: p, Err: err}
+			return nil, nil, &IOError{Path: p, Err: err}
 		}
 		if !st.IsDir() {
 			out = append(out, p)
@@ -180,12 +191,13 @@ func StatsFiles(paths []string) ([]string, error) {
 		}
 		dirs, err := PartitionDirs([]string{p})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, dp := range dirs {
 			d, err := partition.Open(dp)
 			if err != nil {
-				return nil, &IOError{Path: dp, Err: err}
+				skipped = append(skipped, &IOError{Path: dp, Err: err})
+				continue
 			}
 			for _, s := range d.Segments {
 				if s.Log != "" {
@@ -194,17 +206,20 @@ func StatsFiles(paths []string) ([]string, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // CollectStats reads the batches of paths (see StatsFiles) once. The error
 // is for I/O trouble; data problems are in StatsReport.Problems.
 func CollectStats(ctx context.Context, paths []string, opts StatsOptions) (*StatsReport, error) {
-	files, err := StatsFiles(paths)
+	files, skipped, err := statsFiles(paths)
 	if err != nil {
 		return nil, err
 	}
 	c := newStatsCollector(opts)
+	for _, e := range skipped {
+		c.rep.Unreadable = append(c.rep.Unreadable, e.Error())
+	}
 	for _, p := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -70,10 +70,15 @@ func runOffsets(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
+	unreadable := 0
 	for _, d := range dirs {
 		l, err := fetch.Open(d)
 		if err != nil {
-			return fail("offsets", err)
+			// Report it and go on with the other partitions.
+			out.Flush()
+			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+err.Error())
+			unreadable++
+			continue
 		}
 		off, _, ok, err := l.OffsetForTime(ts, iso, -1)
 		if err != nil {
@@ -85,6 +90,9 @@ func runOffsets(c *cli.Context) error {
 		} else {
 			fmt.Fprintf(out, "%s:%d:\n", topic, part)
 		}
+	}
+	if unreadable > 0 {
+		return &exitError{code: ExitTrouble}
 	}
 	return nil
 }

@@ -126,6 +126,9 @@ loop:
 	if werr != nil {
 		return fail("tail", werr)
 	}
+	if errors.Is(err, tail.ErrUnreadable) {
+		return &exitError{code: ExitTrouble}
+	}
 	if err != nil {
 		return fail("tail", err)
 	}

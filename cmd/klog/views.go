@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -142,10 +143,18 @@ func runSegments(c *cli.Context) error {
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	findings := 0
+	unreadable := 0
 	for i, d := range dirs {
 		ps, err := dump.Segments(c.Context, d, dump.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
 		if err != nil {
-			return viewError("segments", err)
+			if c.Context.Err() != nil {
+				return err
+			}
+			// Report it and go on with the other partitions.
+			out.Flush()
+			fmt.Fprintln(c.App.ErrWriter, "klog: segments: "+err.Error())
+			unreadable++
+			continue
 		}
 		findings += ps.Findings()
 		if c.Bool(viewsJSONFlag.Name) {
@@ -162,6 +171,9 @@ func runSegments(c *cli.Context) error {
 	}
 	if err := out.Flush(); err != nil {
 		return viewError("segments", err)
+	}
+	if unreadable > 0 {
+		return &exitError{code: ExitTrouble}
 	}
 	if findings > 0 {
 		return &exitError{code: ExitFindings}
@@ -194,6 +206,12 @@ func runStats(c *cli.Context) error {
 		return dump.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name))
 	}); err != nil {
 		return viewError("stats", err)
+	}
+	if len(rep.Unreadable) > 0 {
+		for _, u := range rep.Unreadable {
+			fmt.Fprintln(c.App.ErrWriter, "klog: stats: "+u)
+		}
+		return &exitError{code: ExitTrouble}
 	}
 	if rep.ProblemCount > 0 {
 		return &exitError{code: ExitFindings}
