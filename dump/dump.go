@@ -495,7 +495,14 @@ func (d *dumper) dumpLog(p, name string) error {
 		if err := d.rr.Reset(b); err != nil {
 			return d.recordProblem(p, err)
 		}
-		for {
+		for n := 0; ; n++ {
+			if n&4095 == 4095 {
+				// A batch can hold millions of records: a signal must not
+				// wait for its end.
+				if err := d.opts.Context.Err(); err != nil {
+					return err
+				}
+			}
 			err := d.rr.Next(&d.rec)
 			if err == io.EOF {
 				break

@@ -105,6 +105,8 @@ type Scanner struct {
 	winPos int64
 
 	headersOnly bool
+	// seen is the largest last offset of the batches read so far.
+	seen int64
 }
 
 // NewScanner returns a Scanner over the first size bytes of r.
@@ -129,6 +131,7 @@ func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 func (s *Scanner) Reset(r io.ReaderAt, size int64) {
 	s.r, s.size, s.pos, s.err, s.done = r, size, 0, nil, false
 	s.tail = Tail{}
+	s.seen = 0
 	s.win = nil
 }
 
@@ -148,6 +151,32 @@ func (s *Scanner) Pos() int64 { return s.pos }
 // returns a *PosError (ErrCorrupt or ErrTooLarge) and ends the scan, as it
 // ends Kafka's iteration. A read error from r is returned as is.
 func (s *Scanner) Next() (*Batch, error) {
+	b, err := s.next()
+	if err == nil {
+		if lo := b.LastOffset(); lo > s.seen {
+			s.seen = lo
+		}
+		return b, nil
+	}
+	// An entry whose header is rejected has an offset field as untrusted
+	// as the rest: junk read as a header holds any number there. Report
+	// -1 unless it is an offset this log could hold (Kafka keeps a
+	// segment's offsets within an int32 of its base).
+	var pe *PosError
+	if errors.As(err, &pe) && !s.plausible(pe.Offset) {
+		pe.Offset = -1
+	}
+	if !s.plausible(s.tail.Offset) {
+		s.tail.Offset = -1
+	}
+	return nil, err
+}
+
+func (s *Scanner) plausible(offset int64) bool {
+	return offset >= 0 && offset-s.seen <= 1<<31-1
+}
+
+func (s *Scanner) next() (*Batch, error) {
 	if s.done {
 		if s.err != nil {
 			return nil, s.err

@@ -235,6 +235,9 @@ func (v *verifier) checkRecords(f *FileReport, b *format.Batch) int64 {
 	var n int32
 	prevDelta := int32(-1)
 	for {
+		if n&4095 == 4095 && v.ctx.Err() != nil {
+			return first // the caller's loop reports the interruption
+		}
 		err := v.rr.Next(&v.rec)
 		if err == io.EOF {
 			break
