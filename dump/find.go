@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
@@ -123,10 +126,16 @@ type FindLookup struct {
 	Log        string `json:"log"`
 	BaseOffset int64  `json:"baseOffset"`
 	SizeBytes  int64  `json:"sizeBytes"`
-	// MaxTimestamp is the segment's largest timestamp as the broker knows
-	// it (its last time index entry; -1 when it has none). Timestamp
-	// queries only.
+	// MaxTimestamp is the segment's largest timestamp as the time index
+	// knows it (its last entry; -1 when it has none). Timestamp queries
+	// only.
 	MaxTimestamp *int64 `json:"maxTimestamp,omitempty"`
+	// LargestTimestamp is what the broker compared with the target
+	// (LogSegment.largestTimestamp): MaxTimestamp, or when that is -1 the
+	// .log's modification time, and then ByModTime is true. Timestamp
+	// queries only.
+	LargestTimestamp *int64 `json:"largestTimestamp,omitempty"`
+	ByModTime        bool   `json:"byModTime,omitempty"`
 	// Skipped: a timestamp query passed over the segment because its
 	// largest timestamp is below the target; nothing else was read.
 	Skipped bool `json:"skipped,omitempty"`
@@ -217,7 +226,7 @@ func Find(d *partition.Dir, q FindQuery, opts FindOptions) (*FindResult, error) 
 	var err error
 	if q.ByTimestamp {
 		f.res.Query, f.res.Target = "timestamp", q.Timestamp
-		err = f.byTimestamp(segs, q.Timestamp)
+		err = f.byTimestamp(d, q.Timestamp)
 	} else {
 		f.res.Query, f.res.Target = "offset", q.Offset
 		err = f.byOffset(segs, q.Offset)
@@ -248,6 +257,57 @@ type findState struct {
 	rr   format.RecordReader
 	rec  format.Record
 }
+
+// openPartitionFile gives partition.Log find's files, counting what it
+// reads from the indexes in IndexBytesRead.
+func (f *findState) openPartitionFile(path string) (partition.File, error) {
+	file, size, err := f.opts.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	pf := &findPartitionFile{FindFile: file, size: size, name: filepath.Base(path)}
+	if !strings.HasSuffix(path, partition.LogSuffix) {
+		pf.counter = &f.res.IndexBytesRead
+	}
+	return pf, nil
+}
+
+// findPartitionFile is a FindFile as a partition.File: Stat comes from the
+// file when it has one (an *os.File), else only the size is known.
+type findPartitionFile struct {
+	FindFile
+	size    int64
+	name    string
+	counter *int64
+}
+
+func (p *findPartitionFile) ReadAt(b []byte, off int64) (int, error) {
+	n, err := p.FindFile.ReadAt(b, off)
+	if p.counter != nil {
+		*p.counter += int64(n)
+	}
+	return n, err
+}
+
+func (p *findPartitionFile) Stat() (fs.FileInfo, error) {
+	if st, ok := p.FindFile.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		return st.Stat()
+	}
+	return findSizeInfo{name: p.name, size: p.size}, nil
+}
+
+// findSizeInfo is the FileInfo of a file known only by its size.
+type findSizeInfo struct {
+	name string
+	size int64
+}
+
+func (i findSizeInfo) Name() string       { return i.name }
+func (i findSizeInfo) Size() int64        { return i.size }
+func (i findSizeInfo) Mode() fs.FileMode  { return 0o444 }
+func (i findSizeInfo) ModTime() time.Time { return time.Time{} }
+func (i findSizeInfo) IsDir() bool        { return false }
+func (i findSizeInfo) Sys() any           { return nil }
 
 // findCountingReader counts the bytes read through it.
 type findCountingReader struct {
@@ -307,51 +367,11 @@ func (f *findState) offsetIndex(s partition.Segment) (*format.OffsetIndex, error
 	return x, nil
 }
 
-// timeIndex loads a segment's .timeindex, trimmed like offsetIndex; ok is
-// false when the file does not exist.
-func (f *findState) timeIndex(s partition.Segment) (*format.TimeIndex, bool, error) {
-	data, ok, err := f.readIndexFile(s.TimeIndex)
-	if err != nil {
-		return nil, false, err
-	}
-	x := &format.TimeIndex{BaseOffset: s.BaseOffset, Data: data}
-	n := x.Used()
-	if n == 1 && x.Entries() > 1 && x.Entry(0) == (format.TimeEntry{Offset: s.BaseOffset}) {
-		n = 0 // a preallocated time index with no entry yet
-	}
-	x.Data = x.Data[:n*format.TimeIndexEntrySize]
-	return x, ok, nil
-}
-
 // findIndexLookup is OffsetIndex.Lookup plus the slot of the entry it returned.
 func findIndexLookup(x *format.OffsetIndex, target int64) FindIndexEntry {
+	slot := x.LookupSlot(target)
 	e := x.Lookup(target)
-	n := x.Entries()
-	for i := 0; i < n; i++ {
-		if x.Entry(i) == e {
-			return FindIndexEntry{Slot: i, Offset: e.Offset, Position: e.Pos}
-		}
-	}
-	return FindIndexEntry{Slot: -1, Offset: e.Offset, Position: e.Pos, OK: true}
-}
-
-// findTimeLookup is TimeIndex.lookup: the entry with the largest timestamp <=
-// target (entries are strictly increasing in timestamp), else (-1, base).
-func findTimeLookup(x *format.TimeIndex, target int64) FindTimeEntry {
-	lo, hi := 0, x.Entries() // find the first entry with timestamp > target
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if x.Entry(mid).Timestamp <= target {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo == 0 {
-		return FindTimeEntry{Slot: -1, Timestamp: -1, Offset: x.BaseOffset}
-	}
-	e := x.Entry(lo - 1)
-	return FindTimeEntry{Slot: lo - 1, Timestamp: e.Timestamp, Time: viewISO(e.Timestamp), Offset: e.Offset}
+	return FindIndexEntry{Slot: slot, Offset: e.Offset, Position: e.Pos, OK: slot < 0}
 }
 
 // findSegment is a segment log opened for one lookup.
@@ -563,52 +583,55 @@ func (f *findState) scanOffset(s partition.Segment, lk *FindLookup, target int64
 	return false, err
 }
 
-// byTimestamp searches the segments in order, as ListOffsets does: the
-// first segment whose largest timestamp is >= target. The last segment is
-// always searched (the active segment's time index may lack its newest
-// entry), and so is a segment without a .timeindex (its largest timestamp
-// is unknown without reading it).
-func (f *findState) byTimestamp(segs []partition.Segment, target int64) error {
-	if len(segs) == 0 {
-		return nil
+// byTimestamp searches as ListOffsets does, through partition.Log (the
+// lookup home fetch and `klog offsets` use, with the indexes as found): the
+// first segment whose largest timestamp (its last time index entry, or the
+// .log's modification time when the time index has none) is >= target is
+// the only one searched; earlier segments are skipped on that alone.
+func (f *findState) byTimestamp(d *partition.Dir, target int64) error {
+	l, err := partition.OpenLog(d, partition.LogOptions{MaxBatchBytes: f.opts.MaxBatchBytes,
+		MaxDecompressedBytes: f.opts.MaxDecompressedBytes, Open: f.openPartitionFile})
+	if err != nil {
+		return err
 	}
-	startOffset := segs[0].BaseOffset // the log start offset as far as the files tell
-	for i, s := range segs {
-		tx, hasTime, err := f.timeIndex(s)
-		if err != nil {
-			return err
-		}
-		segMax := int64(-1)
-		if n := tx.Entries(); n > 0 {
-			segMax = tx.Entry(n - 1).Timestamp
-		}
-		last := i == len(segs)-1
-		if segMax < target && hasTime && !last {
-			f.res.Lookups = append(f.res.Lookups, FindLookup{Log: s.Log, BaseOffset: s.BaseOffset, MaxTimestamp: &segMax, Skipped: true,
-				IndexEntry: FindIndexEntry{Slot: -1, Offset: s.BaseOffset}})
+	startOffset := l.LogStartOffset
+	for i, ls := range l.Segments {
+		s := ls.Segment
+		segMax := ls.MaxTimestamp
+		largest, byMod := ls.LargestTimestamp()
+		lk := FindLookup{Log: s.Log, BaseOffset: s.BaseOffset, MaxTimestamp: &segMax, LargestTimestamp: &largest, ByModTime: byMod}
+		if largest < target {
+			lk.Skipped = true
+			lk.IndexEntry = FindIndexEntry{Slot: -1, Offset: s.BaseOffset}
+			f.res.Lookups = append(f.res.Lookups, lk)
 			continue
 		}
-		te := findTimeLookup(tx, target)
-		x, err := f.offsetIndex(s)
+		tl, err := l.LookupTime(i, target, startOffset)
 		if err != nil {
 			return err
 		}
+		te := FindTimeEntry{Slot: tl.TimeSlot, Timestamp: tl.TimeEntry.Timestamp, Offset: tl.TimeEntry.Offset}
+		if te.Slot >= 0 {
+			te.Time = viewISO(te.Timestamp)
+		}
+		lk.TimeIndexEntry = &te
+		lk.IndexEntry = FindIndexEntry{Slot: tl.IndexSlot, Offset: tl.Entry.Offset, Position: tl.Entry.Pos, OK: tl.IndexSlot < 0}
 		sr, err := f.openLog(s)
 		if err != nil {
 			return err
 		}
-		lk := FindLookup{Log: s.Log, BaseOffset: s.BaseOffset, SizeBytes: sr.size, MaxTimestamp: &segMax, TimeIndexEntry: &te,
-			IndexEntry: findIndexLookup(x, max(te.Offset, startOffset))}
+		lk.SizeBytes = sr.size
 		done, err := f.scanTimestamp(s, &lk, target, startOffset)
 		f.closeLog(sr, &lk)
 		if err != nil || done {
 			return err
 		}
-		if segMax >= target {
-			f.problem(s.TimeIndex, verify.KindTimeIndexMismatch, int64(tx.Entries()-1)*format.TimeIndexEntrySize, -1,
+		if !byMod {
+			f.problem(s.TimeIndex, verify.KindTimeIndexMismatch, int64(ls.TimeIndexEntries-1)*format.TimeIndexEntrySize, -1,
 				"the time index's largest timestamp "+viewItoa(segMax)+" is >= "+viewItoa(target)+
 					" but no record in the segment has such a timestamp (the broker answers none here)")
 		}
+		return nil
 	}
 	return nil
 }
@@ -666,12 +689,19 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 			seg += ", " + viewItoa(lk.SizeBytes) + " bytes"
 		}
 		add("segment", seg)
+		largest := ""
+		if lk.LargestTimestamp != nil {
+			largest = viewTimeText(*lk.LargestTimestamp)
+			if lk.ByModTime {
+				largest += ", the .log's modification time (the time index has no entry)"
+			}
+		}
 		if lk.Skipped {
-			add("  skipped", "largest timestamp "+viewTimeText(*lk.MaxTimestamp)+" < target")
+			add("  skipped", "largest timestamp "+largest+" < target")
 			continue
 		}
-		if lk.MaxTimestamp != nil {
-			add("  largest timestamp", viewTimeText(*lk.MaxTimestamp))
+		if lk.LargestTimestamp != nil {
+			add("  largest timestamp", largest)
 		}
 		if te := lk.TimeIndexEntry; te != nil {
 			if te.Slot < 0 {

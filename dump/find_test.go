@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
@@ -109,6 +110,17 @@ func TestFindMatchesBruteForce(t *testing.T) {
 						if recs[i].timestamp >= ts {
 							want = &recs[i]
 							break
+						}
+					}
+					if dir == "v2-active-segment-unclosed" {
+						// Its preallocated .timeindex, as found, ends
+						// in zero entries: the segment's largest
+						// timestamp is 0, and Kafka 4.3.1 opened
+						// cleanly answers nothing (its
+						// kafka-listoffsets.json, clean_open).
+						want = nil
+						if lk := res.Lookups; len(lk) != 1 || !lk[0].Skipped || *lk[0].LargestTimestamp != 0 {
+							t.Errorf("timestamp %d: lookups %+v, want the segment skipped at largest timestamp 0", ts, lk)
 						}
 					}
 					switch {
@@ -480,4 +492,50 @@ func viewsCopyDir(t *testing.T, src string) string {
 		}
 	}
 	return dst
+}
+
+// TestFindShowsModTimeFallback: a segment whose time index has no entry is
+// aged by its .log's modification time, and find says so, both when that
+// time passes the segment over and when it makes the segment the one
+// searched.
+func TestFindShowsModTimeFallback(t *testing.T) {
+	t.Parallel()
+	dir := viewsCopyDir(t, viewsFixture(t, "unifiedlog-producer/topic-0"))
+	if err := os.Truncate(filepath.Join(dir, "00000000000000000000.timeindex"), 0); err != nil {
+		t.Fatal(err)
+	}
+	seg0 := filepath.Join(dir, "00000000000000000000.log")
+	const target = 1700001000010 // offset 8 (1700001000012) is in segment 0
+	cases := []struct {
+		mtime   int64
+		skipped bool
+		offset  int64
+	}{
+		{target - 1, true, 16},   // aged below T: segment 16 answers
+		{target + 500, false, 8}, // aged at or above T: segment 0 answers
+	}
+	for _, c := range cases {
+		at := time.UnixMilli(c.mtime)
+		if err := os.Chtimes(seg0, at, at); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Find(openDir(t, dir), FindQuery{Timestamp: target, ByTimestamp: true}, FindOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lk := res.Lookups[0]
+		if !lk.ByModTime || lk.Skipped != c.skipped || *lk.LargestTimestamp != c.mtime || *lk.MaxTimestamp != -1 {
+			t.Errorf("mtime %d: first lookup %+v, want byModTime, skipped %v", c.mtime, lk, c.skipped)
+		}
+		if !res.Found || res.Record.Offset != c.offset {
+			t.Errorf("mtime %d: record %+v, want offset %d", c.mtime, res.Record, c.offset)
+		}
+		var b strings.Builder
+		if err := WriteFindTable(&b, res, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "the .log's modification time (the time index has no entry)") {
+			t.Errorf("mtime %d: the table does not say the modification time decided:\n%s", c.mtime, b.String())
+		}
+	}
 }

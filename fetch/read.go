@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 )
 
 // Isolation is the fetch isolation level.
@@ -222,17 +223,22 @@ func (l *Log) position(offset int64) (*segment, int64, error) {
 	return s, pos, nil
 }
 
-// translate finds the first batch whose last offset is >= offset, starting
-// from the offset index's lookup (LogSegment.translateOffset). It returns
-// the batch's position and size.
+// translate finds the first batch whose last offset is >= offset with
+// partition.TranslateOffset (LogSegment.translateOffset), starting past the
+// batches an earlier read showed to end below offset. It returns the batch's
+// position and size.
 func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err error) {
-	start := int64(0)
+	var idx *format.OffsetIndex
 	if s.index != "" {
-		// Probed in place: the index's size is not trusted.
+		// Probed in place (the index's size is not trusted); the entry
+		// found stands for the index in TranslateOffset.
 		if xf, rerr := os.Open(s.index); rerr == nil {
 			if st, serr := xf.Stat(); serr == nil {
-				if e, lerr := format.LookupOffsetIndexAt(xf, st.Size(), s.base, offset); lerr == nil && e.Pos >= 0 && e.Pos < s.size {
-					start = e.Pos
+				if e, lerr := format.LookupOffsetIndexAt(xf, st.Size(), s.base, offset); lerr == nil && e.Pos > 0 {
+					var one [format.OffsetIndexEntrySize]byte
+					binary.BigEndian.PutUint32(one[:], uint32(e.Offset-s.base))
+					binary.BigEndian.PutUint32(one[4:], uint32(e.Pos))
+					idx = &format.OffsetIndex{BaseOffset: s.base, Data: one[:]}
 				}
 			}
 			xf.Close()
@@ -240,37 +246,22 @@ func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err
 	}
 	// An earlier read showed every batch before hintPos ends below
 	// hintOffset: a fetch at or past it can start there.
-	if s.hintPos > start && s.hintPos <= s.size && s.hintOffset <= offset {
-		start = s.hintPos
+	hint := int64(0)
+	if s.hintPos <= s.size && s.hintOffset <= offset {
+		hint = s.hintPos
 	}
-	prevLast := int64(-1)
 	f, err := os.Open(s.path)
 	if err != nil {
 		return 0, 0, false, err
 	}
 	defer f.Close()
-	// Positions and sizes only: one small read per batch passed over.
-	sc := format.NewScanner(f, s.size, format.ScanOptions{HeadersOnly: true})
-	sc.SetPos(start)
-	for {
-		b, err := sc.Next()
-		if err != nil {
-			if start != 0 {
-				// A stale index: search from the segment start.
-				start = 0
-				sc.Reset(f, s.size)
-				continue
-			}
-			return 0, 0, false, nil
-		}
-		if b.LastOffset() >= offset {
-			if prevLast >= 0 {
-				s.hintOffset, s.hintPos = prevLast+1, b.Pos
-			}
-			return b.Pos, b.Size(), true, nil
-		}
-		prevLast = b.LastOffset()
+	bp, ok, err := partition.TranslateOffset(f, s.size, idx, offset, hint)
+	if err != nil || !ok {
+		return 0, 0, false, err
 	}
+	// Every batch before this one ends below offset.
+	s.hintOffset, s.hintPos = offset, bp.Pos
+	return bp.Pos, bp.Size, true, nil
 }
 
 // readFrame reads [start, start+size) of a segment into the Log's buffer and

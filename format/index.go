@@ -64,12 +64,16 @@ func (x *OffsetIndex) Used() int {
 // (AbstractIndex.largestLowerBoundSlotFor, with its warm section) so that
 // results agree with the broker even on unsorted or zero-padded files.
 func (x *OffsetIndex) Lookup(target int64) IndexEntry {
-	n := x.Entries()
-	slot := lowerBoundSlot(n, OffsetIndexEntrySize, target, func(i int) int64 { return x.Entry(i).Offset })
+	slot := x.LookupSlot(target)
 	if slot < 0 {
 		return IndexEntry{Offset: x.BaseOffset, Pos: 0}
 	}
 	return x.Entry(slot)
+}
+
+// LookupSlot is the slot Lookup reads, or -1 when no entry is <= target.
+func (x *OffsetIndex) LookupSlot(target int64) int {
+	return lowerBoundSlot(x.Entries(), OffsetIndexEntrySize, target, func(i int) int64 { return x.Entry(i).Offset })
 }
 
 // lowerBoundSlot mirrors AbstractIndex.indexSlotRangeFor(...).first.
@@ -152,6 +156,32 @@ func (x *TimeIndex) Entry(i int) TimeEntry {
 		Timestamp: int64(binary.BigEndian.Uint64(e)),
 		Offset:    x.BaseOffset + int64(int32(binary.BigEndian.Uint32(e[8:]))),
 	}
+}
+
+// Lookup is TimeIndex.lookup: the entry with the largest timestamp <=
+// target, found with Kafka's search over every entry the file holds (its
+// zero tail included, as a broker that opened the file after a clean
+// shutdown counts them), or (-1, BaseOffset) when there is none.
+func (x *TimeIndex) Lookup(target int64) TimeEntry {
+	slot := x.LookupSlot(target)
+	if slot < 0 {
+		return TimeEntry{Timestamp: NoTimestamp, Offset: x.BaseOffset}
+	}
+	return x.Entry(slot)
+}
+
+// LookupSlot is the slot Lookup reads, or -1 when no entry is <= target.
+func (x *TimeIndex) LookupSlot(target int64) int {
+	return lowerBoundSlot(x.Entries(), TimeIndexEntrySize, target, func(i int) int64 { return x.Entry(i).Timestamp })
+}
+
+// LastEntry is TimeIndex.lastEntry: the last entry the file holds, or
+// (-1, BaseOffset) when it has none.
+func (x *TimeIndex) LastEntry() TimeEntry {
+	if n := x.Entries(); n > 0 {
+		return x.Entry(n - 1)
+	}
+	return TimeEntry{Timestamp: NoTimestamp, Offset: x.BaseOffset}
 }
 
 // Used is the number of entries before the first entry i > 0 whose offset

@@ -247,6 +247,12 @@ func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
 	s.size += size
 	a.leo = lastOffset + 1
 	a.dirty = true
+	// UnifiedLog.append: a batch with an epoch above the latest starts it.
+	if h.IsV2() {
+		if err := a.assignEpoch(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
+			return Result{}, err
+		}
+	}
 	if h.MaxTimestamp > s.maxTS {
 		s.maxTS, s.maxTSOffset = h.MaxTimestamp, lastOffset
 	}
@@ -348,18 +354,7 @@ func (a *Appender) appendTxnIndex(t format.AbortedTxn) error {
 // its max-timestamp entry, files are synced) and starts a new one at the
 // log end offset, writing a producer snapshot named by that offset.
 func (a *Appender) roll() error {
-	s := a.seg
-	if s.maxTS >= 0 {
-		if err := a.timeIndexEntry(s.maxTS, s.maxTSOffset); err != nil {
-			return err
-		}
-	}
-	if a.opts.Sync != SyncNever {
-		if err := a.Sync(); err != nil {
-			return err
-		}
-	}
-	if err := a.writeSnapshot(a.leo); err != nil {
+	if err := a.closeSegment(); err != nil {
 		return err
 	}
 	a.closeFiles()

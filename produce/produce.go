@@ -51,6 +51,8 @@ type Options struct {
 	// with ErrLocked.
 	Wait bool
 	// PartitionLeaderEpoch is written in every batch (default 0).
+	// It is recorded in leader-epoch-checkpoint from the first batch that
+	// carries it, as a broker's leader epoch cache does.
 	PartitionLeaderEpoch int32
 	// Now is the clock for LogAppendTime and default timestamps.
 	Now func() time.Time
@@ -134,6 +136,10 @@ type Appender struct {
 	buf       []byte
 	recs      []format.Record
 	dirty     bool
+	// epochs is the leader epoch cache (leader-epoch-checkpoint).
+	epochs []format.EpochEntry
+	// snapOffset is the offset of the latest producer snapshot, -1 if none.
+	snapOffset int64
 	// Truncated is set when Open cut an invalid tail.
 	Truncated *Truncation
 }
@@ -192,13 +198,31 @@ func (a *Appender) load() error {
 			segs = append(segs, s)
 		}
 	}
+	if err := a.readEpochs(d); err != nil {
+		return err
+	}
+	a.snapOffset = -1
+	if n := len(d.Snapshots); n > 0 {
+		a.snapOffset = d.Snapshots[n-1].Offset
+	}
 	if len(segs) == 0 {
 		a.logStart = 0
-		return a.newSegment(0)
+		if err := a.newSegment(0); err != nil {
+			return err
+		}
+		return a.rebuildEpochs(d, nil)
 	}
 	a.logStart = segs[0].BaseOffset
 	active := segs[len(segs)-1]
 	if err := a.openSegment(active); err != nil {
+		return err
+	}
+	if a.Truncated != nil {
+		if err := a.dropSnapshotsAbove(d); err != nil {
+			return err
+		}
+	}
+	if err := a.rebuildEpochs(d, segs); err != nil {
 		return err
 	}
 	return a.loadProducers(d, segs)
@@ -283,6 +307,29 @@ func (a *Appender) openSegment(s partition.Segment) error {
 	return nil
 }
 
+// dropSnapshotsAbove deletes the producer snapshots above the log end offset
+// after Open cut an invalid tail, as the broker does when it truncates
+// (ProducerStateManager.truncateAndReload): a snapshot of offsets the log no
+// longer holds would describe producers that never wrote what is left.
+func (a *Appender) dropSnapshotsAbove(d *partition.Dir) error {
+	keep := d.Snapshots[:0]
+	for _, sn := range d.Snapshots {
+		if sn.Offset <= a.leo {
+			keep = append(keep, sn)
+			continue
+		}
+		if err := os.Remove(sn.Path); err != nil {
+			return err
+		}
+	}
+	d.Snapshots = keep
+	a.snapOffset = -1
+	if n := len(keep); n > 0 {
+		a.snapOffset = keep[n-1].Offset
+	}
+	return syncDir(a.dir)
+}
+
 // InvalidTailError: the active segment does not end with a whole valid batch.
 type InvalidTailError struct{ T Truncation }
 
@@ -345,17 +392,49 @@ func (a *Appender) Sync() error {
 	return nil
 }
 
-// Close syncs (unless SyncNever), closes the files and releases the lock.
+// Close leaves the partition as a broker's clean shutdown does
+// (UnifiedLog.close, LogSegment.close): the active segment's time index gets
+// the segment's largest timestamp and its offset when its last entry differs
+// (TimeIndex.maybeAppend), a producer snapshot is written at the log end
+// offset when none is there yet (ProducerStateManager.takeSnapshot), the files
+// are synced (unless SyncNever) and closed, and the lock is released. The
+// indexes are never preallocated, so there is nothing to trim. Then a broker
+// starting without recovery answers timestamp queries as one that rebuilt
+// the indexes.
 func (a *Appender) Close() error {
-	var err error
-	if a.dirty && a.opts.Sync != SyncNever {
-		err = a.Sync()
-	}
+	err := a.closeSegment()
 	a.closeFiles()
 	if cerr := a.lock.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// closeSegment is what a segment close and a roll share: the max timestamp
+// entry, the sync and the producer snapshot at the log end offset.
+func (a *Appender) closeSegment() error {
+	s := a.seg
+	if s == nil {
+		return nil
+	}
+	if s.maxTS >= 0 && s.maxTS > s.lastTimeIndexTS {
+		if err := a.timeIndexEntry(s.maxTS, s.maxTSOffset); err != nil {
+			return err
+		}
+		a.dirty = true
+	}
+	if a.dirty && a.opts.Sync != SyncNever {
+		if err := a.Sync(); err != nil {
+			return err
+		}
+	}
+	if a.leo > a.snapOffset {
+		if err := a.writeSnapshot(a.leo); err != nil {
+			return err
+		}
+		a.snapOffset = a.leo
+	}
+	return nil
 }
 
 var errFenced = errors.New("producer epoch is older than the one in the log (fenced)")

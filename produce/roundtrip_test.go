@@ -148,7 +148,8 @@ func appendAll(t *testing.T, a *produce.Appender, recs []format.Record, b produc
 // than interval bytes were appended since the last entry, an offset entry
 // (last offset, position of the batch) and a time entry (max timestamp so
 // far, offset of its batch) are added, the time entry only if its timestamp
-// is above the last one; a segment that is rolled gets a final time entry.
+// is above the last one; a segment that is rolled, and the active segment
+// when the appender closes, gets a final time entry (LogSegment.close).
 // startBytes is the bytes-since-last-entry the first segment starts with.
 func expectIndexes(apps []appended, interval int64) map[string][2][]byte {
 	out := map[string][2][]byte{}
@@ -165,18 +166,18 @@ func expectIndexes(apps []appended, interval int64) map[string][2][]byte {
 			s.lastTS = ts
 		}
 	}
-	flush := func(rolled bool) {
+	flush := func() {
 		if cur == nil {
 			return
 		}
-		if rolled && cur.maxTS >= 0 {
+		if cur.maxTS >= 0 {
 			timeEntry(cur, cur.maxTS, cur.maxOff)
 		}
 		out[seg] = [2][]byte{cur.idx, cur.tidx}
 	}
 	for _, a := range apps {
 		if a.res.Segment != seg {
-			flush(true)
+			flush()
 			seg = a.res.Segment
 			base, _, _ := partition.ParseFileName(filepath.Base(seg))
 			cur = &st{base: base, maxTS: -1, lastTS: -1}
@@ -192,7 +193,7 @@ func expectIndexes(apps []appended, interval int64) map[string][2][]byte {
 		}
 		cur.since += a.res.Size
 	}
-	flush(false)
+	flush()
 	return out
 }
 

@@ -53,6 +53,9 @@ func (a *Appender) TruncateTo(offset int64) (int64, error) {
 	if err := syncDir(a.dir); err != nil {
 		return 0, err
 	}
+	if err := a.truncateEpochs(offset); err != nil {
+		return 0, err
+	}
 	if err := a.load(); err != nil {
 		return 0, err
 	}
@@ -119,6 +122,11 @@ func cutSegment(s partition.Segment, offset int64) error {
 	return f.Sync()
 }
 
-// SetLeaderEpoch sets the partition leader epoch written in later batches,
-// as a broker does when it becomes leader.
-func (a *Appender) SetLeaderEpoch(epoch int32) { a.opts.PartitionLeaderEpoch = epoch }
+// SetLeaderEpoch sets the partition leader epoch written in later batches
+// and starts it at the log end offset in the leader epoch cache, as a broker
+// does when it becomes leader (Partition.makeLeader,
+// UnifiedLog.maybeAssignEpochStartOffset).
+func (a *Appender) SetLeaderEpoch(epoch int32) error {
+	a.opts.PartitionLeaderEpoch = epoch
+	return a.assignEpoch(epoch, a.leo)
+}

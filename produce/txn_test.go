@@ -186,15 +186,18 @@ func TestProducerStateFromSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Segments) != 6 || len(d.Snapshots) != 5 {
-		t.Fatalf("%d segments and %d snapshots, want 6 and 5 (one per roll)", len(d.Segments), len(d.Snapshots))
+	if len(d.Segments) != 6 || len(d.Snapshots) != 6 {
+		t.Fatalf("%d segments and %d snapshots, want 6 and 6 (one per roll, one at close)", len(d.Segments), len(d.Snapshots))
 	}
-	for i, s := range d.Snapshots {
+	for i, s := range d.Snapshots[:5] {
 		if s.Offset != d.Segments[i+1].BaseOffset {
 			t.Errorf("snapshot %d is at offset %d, the roll to segment %d", i, s.Offset, d.Segments[i+1].BaseOffset)
 		}
 	}
-	// The snapshot taken at the last roll holds both producers.
+	if s := d.Snapshots[5]; s.Offset != d.Segments[5].BaseOffset+1 {
+		t.Errorf("last snapshot at offset %d, want the log end offset %d (taken at close)", s.Offset, d.Segments[5].BaseOffset+1)
+	}
+	// The snapshot taken at close holds both producers.
 	last := d.Snapshots[len(d.Snapshots)-1]
 	data, err := os.ReadFile(last.Path)
 	if err != nil {

@@ -687,7 +687,9 @@ func (c *Cluster) CrashLeader() (*Broker, error) {
 	c.epoch++
 	c.epochs = append(c.epochs, epochEntry{c.epoch, next.LEO()})
 	c.leader = next
-	next.app.SetLeaderEpoch(c.epoch)
+	if err := next.app.SetLeaderEpoch(c.epoch); err != nil {
+		return nil, err
+	}
 	next.epoch = c.epoch
 	next.log = nil
 	delete(c.isr, old.ID)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/klog-dev/klog/format"
 )
@@ -55,6 +57,12 @@ func (v *verifier) check(t task) FileReport {
 		err = v.checkSnapshot(&f, t)
 	case "leader-epoch-checkpoint", "offset-checkpoint", "partition-metadata":
 		err = v.checkCheckpoint(&f, t)
+	case "misnamed":
+		f.Kind = "unknown"
+		stem := filepath.Base(t.path)
+		stem = stem[:strings.IndexByte(stem, '.')]
+		f.add(Problem{Kind: KindSegmentName, Offset: -1,
+			Message: "file name is not an offset: the broker refuses to load the partition (NumberFormatException: For input string: \"" + stem + "\")"})
 	case "missing-log":
 		f.Kind = "log"
 		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: "index files without their .log segment"})
@@ -137,6 +145,7 @@ func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, 
 			f.add(Problem{Kind: KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
 				Message: "magic " + strconv.Itoa(int(b.Magic)) + " is not 0, 1 or 2"})
 		}
+		v.checkOffsetRange(f, t, b)
 		firstRec := v.checkRecords(f, b)
 		firstOffset := b.BaseOffset
 		if !b.IsV2() {
@@ -169,6 +178,43 @@ func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, 
 	f.ValidBytes = sc.Tail().Pos
 	v.tailProblem(f, file, sc.Tail())
 	return nil
+}
+
+// checkOffsetRange reports the header offsets the broker's recovery cannot
+// keep in this segment: a last offset delta below zero (the last offset
+// below the base offset), a record count of 0 with records present, a
+// negative v0/v1 offset, and offsets that do not fit the segment
+// (LogSegment.recover's ensureOffsetInRange).
+func (v *verifier) checkOffsetRange(f *FileReport, t task, b *format.Batch) {
+	if b.IsV2() {
+		if b.LastOffsetDelta < 0 {
+			f.add(Problem{Kind: KindRecordCount, Position: b.Pos, Offset: b.BaseOffset,
+				Message: "last offset delta " + strconv.Itoa(int(b.LastOffsetDelta)) + " puts the batch's last offset below its base offset"})
+		} else if b.RecordCount == 0 && b.BatchLength > format.BatchHeaderSize-format.LogOverhead {
+			f.add(Problem{Kind: KindRecordCount, Position: b.Pos, Offset: b.BaseOffset,
+				Message: "record count 0 with " + itoa(int64(b.BatchLength)-(format.BatchHeaderSize-format.LogOverhead)) + " bytes of records present"})
+		}
+		if b.BaseOffset < 0 {
+			f.add(Problem{Kind: KindOffsetRange, Position: b.Pos, Offset: b.BaseOffset,
+				Message: "negative base offset " + itoa(b.BaseOffset)})
+			return
+		}
+		if b.LastOffset() < b.BaseOffset && b.LastOffsetDelta >= 0 {
+			f.add(Problem{Kind: KindOffsetRange, Position: b.Pos, Offset: b.BaseOffset,
+				Message: "base offset " + itoa(b.BaseOffset) + " plus last offset delta " + strconv.Itoa(int(b.LastOffsetDelta)) + " overflows a 64-bit offset"})
+			return
+		}
+	} else if b.BaseOffset < 0 {
+		f.add(Problem{Kind: KindOffsetRange, Position: b.Pos, Offset: b.BaseOffset,
+			Message: "negative offset " + itoa(b.BaseOffset) + " in a v" + strconv.Itoa(int(b.Magic)) + " message"})
+		return
+	}
+	if t.kind != "log" || t.base < 0 || fits(b.LastOffset(), t.base) {
+		return
+	}
+	f.add(Problem{Kind: KindOffsetRange, Position: b.Pos, Offset: b.BaseOffset,
+		Message: "last offset " + itoa(b.LastOffset()) + " does not fit segment base offset " + itoa(t.base) +
+			" (a relative offset must be 0..2147483647): the broker splits the segment or refuses to load the partition"})
 }
 
 // scanProblem reports an entry header the scanner rejected.
@@ -286,6 +332,11 @@ func (v *verifier) checkControl(f *FileReport, b *format.Batch, r *format.Record
 		if err == nil && !b.IsTransactional() {
 			err = errors.New("transaction marker in a batch without the transactional bit")
 		}
+	}
+	if err == nil && k.Type != format.ControlAbort && k.Type != format.ControlCommit && b.ProducerID >= 0 {
+		// Rebuilding producer state reads it as an end transaction marker.
+		err = errors.New("control record type " + strconv.Itoa(int(k.Type)) + " in a batch with producer id " + itoa(b.ProducerID) +
+			": the broker fails to load the partition (IllegalArgumentException: Invalid control record type for end transaction marker)")
 	}
 	if err != nil {
 		f.add(Problem{Kind: KindControlDecode, Position: b.Pos, Offset: r.Offset, Message: err.Error()})

@@ -50,6 +50,18 @@ func checkSegments(rep *Report, g group) {
 			leo = s.BaseOffset // an empty segment still moves the log end
 		}
 	}
+	// Producer snapshots above the log end offset are deleted when the
+	// broker loads the partition (ProducerStateManager.truncateAndReload).
+	for i := g.first; i < g.first+g.n; i++ {
+		f := &rep.Files[i]
+		if f.Kind != "snapshot" {
+			continue
+		}
+		if off, _, ok := partition.ParseFileName(filepath.Base(f.Path)); ok && off > leo {
+			f.add(Problem{Kind: KindSnapshotRange, Offset: off,
+				Message: "producer snapshot at offset " + itoa(off) + " is above the log end offset " + itoa(leo) + ": the broker deletes it"})
+		}
+	}
 	// leader-epoch-checkpoint start offsets cannot be past the log end.
 	for i := g.first; i < g.first+g.n; i++ {
 		f := &rep.Files[i]

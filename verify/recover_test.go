@@ -94,13 +94,13 @@ func TestRecoverDamagedPartition(t *testing.T) {
 	}
 	var truncated, deleted int
 	for _, s := range plan.Segments {
-		if s.TruncateBytes > 0 && !s.Delete {
+		if s.Action == ActionTruncate {
 			truncated++
 			if s.ValidBytes != bounds[1][0] || s.BaseOffset != 16 {
 				t.Errorf("truncation at %d of segment %d, want %d of 16", s.ValidBytes, s.BaseOffset, bounds[1][0])
 			}
 		}
-		if s.Delete {
+		if s.Action == ActionDelete {
 			deleted++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/klog-dev/klog/partition"
@@ -46,6 +47,14 @@ const (
 	KindCheckpointInvalid = "checkpoint-invalid"
 	KindCheckpointRange   = "checkpoint-range"
 	KindMissingLog        = "missing-log"
+	// KindOffsetRange: a batch whose offsets its segment cannot hold (last
+	// offset below the base offset from the file name, or more than
+	// 2^31-1 above it), or a negative v0/v1 offset: the broker's recovery
+	// splits the segment or refuses to load the partition.
+	KindOffsetRange = "offset-range"
+	// KindSnapshotRange: a producer snapshot above the log end offset,
+	// which the broker deletes when it loads the partition.
+	KindSnapshotRange = "snapshot-range"
 )
 
 // Problem is one finding. Position is a byte position in the file the
@@ -299,6 +308,17 @@ func finish(rep *Report) {
 			f.Problems = []Problem{}
 		}
 	}
+}
+
+// isSegmentFile reports whether LogLoader reads name as a segment file
+// (LogFileUtils.isLogFile, isIndexFile): its stem must be an offset.
+func isSegmentFile(name string) bool {
+	for _, s := range []string{partition.LogSuffix, partition.IndexSuffix, partition.TimeIndexSuffix, partition.TxnIndexSuffix} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func isOffsetCheckpoint(name string) bool {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -12,19 +13,59 @@ import (
 )
 
 var (
-	offsetsTimeFlag = &cli.StringFlag{Name: "time", Value: "latest", Usage: "latest (the high watermark), earliest, max-timestamp, or a timestamp in ms"}
-	offsetsIsoFlag  = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed (latest is then the last stable offset)"}
+	offsetsTimeFlag    = &cli.StringFlag{Name: "time", Value: "latest", Usage: "earliest, latest (the high watermark), max-timestamp, or a timestamp `T` (epoch ms or RFC 3339)"}
+	offsetsIsoFlag     = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed (latest is then the last stable offset)"}
+	offsetsJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one JSON object per partition: type, topic, partition, offset, timestamp, leaderEpoch"}
+	offsetsRebuildFlag = &cli.BoolFlag{Name: "rebuild-indexes", Usage: "answer as a broker that recovered the log (indexes rebuilt from the .log files) instead of one that started cleanly"}
 )
 
 var offsetsCommand = &cli.Command{
 	Name:      "offsets",
 	Usage:     "print topic:partition:offset per partition, like kafka-get-offsets",
 	ArgsUsage: "DIR...",
-	Description: `DIR is a partition directory or a log directory. The offset is the high
-watermark by default (from the log dir's replication-offset-checkpoint, else
-the log end offset), or what Kafka's ListOffsets answers for --time.`,
-	Flags:  []cli.Flag{offsetsTimeFlag, offsetsIsoFlag},
+	Description: `DIR is a partition directory or a log directory. The offset is what a broker's
+ListOffsets answers a consumer (Kafka 4.3.1, UnifiedLog.fetchOffsetByTimestamp):
+
+  earliest       the log start offset
+  latest         the high watermark (the log dir's replication-offset-checkpoint,
+                 else the log end offset), or with --isolation read_committed
+                 the last stable offset
+  max-timestamp  the offset of the record with the largest timestamp
+  T              the first offset whose record timestamp is >= T
+
+Timestamps are found through the time indexes as the broker finds them: the
+first segment whose largest timestamp (its last .timeindex entry, or the .log
+file's modification time when the time index has no entry) is >= T is the only
+one searched. Transaction markers count as records. An answer at or past the
+high watermark (the last stable offset for read_committed), or no answer, is
+printed as an empty offset (-1 in --json).`,
+	Flags:  []cli.Flag{offsetsTimeFlag, offsetsIsoFlag, offsetsJSONFlag, offsetsRebuildFlag},
 	Action: runOffsets,
+}
+
+// offsetsJSON is one line of `klog offsets --json`; its tags are the schema.
+type offsetsJSON struct {
+	Type      string `json:"type"` // "offsets"
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Offset is -1 when there is no answer; Timestamp is -1 for earliest
+	// and latest and when there is no answer; LeaderEpoch -1 when none.
+	Offset      int64 `json:"offset"`
+	Timestamp   int64 `json:"timestamp"`
+	LeaderEpoch int32 `json:"leaderEpoch"`
+}
+
+// parseOffsetsTime reads --time.
+func parseOffsetsTime(s string) (int64, error) {
+	switch s {
+	case "latest", "-1":
+		return partition.LatestTimestamp, nil
+	case "earliest", "-2":
+		return partition.EarliestTimestamp, nil
+	case "max-timestamp", "-3":
+		return partition.MaxTimestamp, nil
+	}
+	return parseTimestamp(s)
 }
 
 func runOffsets(c *cli.Context) error {
@@ -35,26 +76,19 @@ func runOffsets(c *cli.Context) error {
 	if err := checkArgs(args); err != nil {
 		return err
 	}
-	var ts int64
-	switch t := c.String(offsetsTimeFlag.Name); t {
-	case "latest", "-1":
-		ts = fetch.LatestTimestamp
-	case "earliest", "-2":
-		ts = fetch.EarliestTimestamp
-	case "max-timestamp", "-3":
-		ts = fetch.MaxTimestampTimestamp
-	default:
-		v, err := strconv.ParseInt(t, 10, 64)
-		if err != nil || v < 0 {
-			return usageError("offsets: --time must be latest, earliest, max-timestamp or a timestamp in ms")
-		}
-		ts = v
+	target, err := parseOffsetsTime(c.String(offsetsTimeFlag.Name))
+	if err != nil {
+		return usageError("offsets: --time must be earliest, latest, max-timestamp or a timestamp: %v", err)
 	}
 	iso := fetch.ReadUncommitted
 	if s := c.String(offsetsIsoFlag.Name); s == "read_committed" {
 		iso = fetch.ReadCommitted
 	} else if s != "read_uncommitted" {
 		return usageError("offsets: --isolation must be read_uncommitted or read_committed")
+	}
+	mode := partition.IndexesAsFound
+	if c.Bool(offsetsRebuildFlag.Name) {
+		mode = partition.IndexesRebuilt
 	}
 	var dirs []string
 	for _, a := range args {
@@ -71,6 +105,7 @@ func runOffsets(c *cli.Context) error {
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	unreadable := 0
+	enc := json.NewEncoder(out)
 	for _, d := range dirs {
 		l, err := fetch.Open(d)
 		if err != nil {
@@ -80,16 +115,26 @@ func runOffsets(c *cli.Context) error {
 			unreadable++
 			continue
 		}
-		off, _, ok, err := l.OffsetForTime(ts, iso, -1)
+		r, err := l.ListOffsets(target, iso, mode)
 		if err != nil {
-			return fail("offsets", err)
+			return fail("offsets: "+d, err)
 		}
 		topic, part, _ := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
-		if ok {
-			fmt.Fprintf(out, "%s:%d:%d\n", topic, part, off)
-		} else {
-			fmt.Fprintf(out, "%s:%d:\n", topic, part)
+		if c.Bool(offsetsJSONFlag.Name) {
+			o := offsetsJSON{Type: "offsets", Topic: topic, Partition: part, Offset: -1, Timestamp: -1, LeaderEpoch: -1}
+			if r.Found {
+				o.Offset, o.Timestamp, o.LeaderEpoch = r.Offset, r.Timestamp, r.LeaderEpoch
+			}
+			if err := enc.Encode(&o); err != nil {
+				return fail("offsets", err)
+			}
+			continue
 		}
+		off := ""
+		if r.Found {
+			off = strconv.FormatInt(r.Offset, 10)
+		}
+		fmt.Fprintf(out, "%s:%d:%s\n", topic, part, off)
 	}
 	if unreadable > 0 {
 		return &exitError{code: ExitTrouble}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,7 @@ var (
 	prodFsyncFlag    = &cli.StringFlag{Name: "fsync", Value: "end", Usage: "batch: fsync after every batch; end: once at the end; never"}
 	prodTruncFlag    = &cli.BoolFlag{Name: "truncate-invalid", Usage: "cut an invalid tail of the active segment instead of refusing"}
 	prodWaitFlag     = &cli.BoolFlag{Name: "wait", Usage: "wait for another writer's lock instead of failing"}
+	prodLeaderFlag   = &cli.IntFlag{Name: "leader-epoch", Usage: "partition leader epoch written in the batches and leader-epoch-checkpoint (default: the partition's latest, 0 for a new one)"}
 )
 
 var produceCommand = &cli.Command{
@@ -44,12 +46,16 @@ var produceCommand = &cli.Command{
 offset, maintaining .index/.timeindex, rolling segments, continuing producer
 sequences and writing transaction markers, .txnindex entries and producer
 snapshots as a Kafka broker does. The directory is locked while appending.
+On exit the partition is left as a broker's clean shutdown leaves it: the
+active segment's .timeindex ends with its largest timestamp, a producer
+snapshot is written at the log end offset, and leader-epoch-checkpoint holds
+the leader epochs of the batches (--leader-epoch).
 
 With --acks 1 or all, one line per batch: baseOffset, lastOffset,
 logAppendTime (-1 for CreateTime) and logStartOffset. --acks 0 prints nothing.`,
 	Flags: []cli.Flag{prodLogFlag, prodInputFlag, prodKeySepFlag, prodRecordsFlag, prodBytesFlag, prodCodecFlag,
 		prodTSTypeFlag, prodPIDFlag, prodEpochFlag, prodTxnFlag, prodEndTxnFlag, prodCoordFlag, prodAcksFlag, prodJSONFlag,
-		prodSegmentFlag, prodIntervalFlag, prodFsyncFlag, prodTruncFlag, prodWaitFlag},
+		prodSegmentFlag, prodIntervalFlag, prodFsyncFlag, prodTruncFlag, prodWaitFlag, prodLeaderFlag},
 	Action: runProduce,
 }
 
@@ -94,6 +100,11 @@ func runProduce(c *cli.Context) error {
 	default:
 		return usageError("produce: --fsync must be batch, end or never")
 	}
+	epochSet := c.IsSet(prodLeaderFlag.Name)
+	if e := c.Int(prodLeaderFlag.Name); e < 0 || e > math.MaxInt32 {
+		return usageError("produce: --leader-epoch must be between 0 and %d", math.MaxInt32)
+	}
+	opts.PartitionLeaderEpoch = int32(c.Int(prodLeaderFlag.Name))
 	pid := c.Int64(prodPIDFlag.Name)
 	if c.Bool(prodTxnFlag.Name) && pid < 0 {
 		return usageError("produce: --transactional needs --producer-id")
@@ -105,6 +116,18 @@ func runProduce(c *cli.Context) error {
 			return &exitError{code: ExitFindings, msg: "produce: " + err.Error()}
 		}
 		return fail("produce", err)
+	}
+	// A leader keeps writing at the partition's current epoch; an older one
+	// is fenced (FENCED_LEADER_EPOCH).
+	if latest := app.LatestLeaderEpoch(); latest > opts.PartitionLeaderEpoch {
+		if epochSet {
+			app.Close()
+			return &exitError{code: ExitTrouble, msg: fmt.Sprintf("produce: --leader-epoch %d is below the partition's latest leader epoch %d (a broker fences it)", opts.PartitionLeaderEpoch, latest)}
+		}
+		if err := app.SetLeaderEpoch(latest); err != nil {
+			app.Close()
+			return &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+		}
 	}
 	if t := app.Truncated; t != nil {
 		fmt.Fprintf(c.App.ErrWriter, "klog: produce: cut %d bytes at position %d of %s (%s)\n", t.Bytes, t.Pos, t.Segment, t.Reason)

@@ -839,3 +839,42 @@ func prodRunBin(t *testing.T, bin, stdin string, args ...string) (int, string, s
 	}
 	return 0, out.String(), errw.String()
 }
+
+// TestProduceLeaderEpoch: --leader-epoch is written in the batches and in
+// leader-epoch-checkpoint; without it the partition's latest epoch is kept;
+// an older one is refused.
+func TestProduceLeaderEpoch(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "orders-0")
+	checkpoint := func(want string) {
+		t.Helper()
+		got, err := os.ReadFile(filepath.Join(dir, "leader-epoch-checkpoint"))
+		if err != nil || string(got) != want {
+			t.Errorf("leader-epoch-checkpoint %q (%v), want %q", got, err, want)
+		}
+	}
+	if code, _, errs := prodRun(t, "a\nb\n", "produce", "--log", dir, "--acks", "0"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	checkpoint("0\n1\n0 0\n")
+	if code, _, errs := prodRun(t, "c\n", "produce", "--log", dir, "--acks", "0", "--leader-epoch", "4"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	checkpoint("0\n2\n0 0\n4 2\n")
+	if code, _, errs := prodRun(t, "d\n", "produce", "--log", dir, "--acks", "0"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	checkpoint("0\n2\n0 0\n4 2\n")
+	code, _, errs := prodRun(t, "e\n", "produce", "--log", dir, "--acks", "0", "--leader-epoch", "3")
+	if code != ExitTrouble || !strings.Contains(errs, "below the partition's latest leader epoch 4") {
+		t.Errorf("older epoch: exit %d %s", code, errs)
+	}
+	code, out, _ := klog(t, "dump", filepath.Join(dir, "00000000000000000000.log"))
+	if code != ExitOK || strings.Count(out, "partitionLeaderEpoch: 4") != 2 || strings.Count(out, "partitionLeaderEpoch: 0") != 1 {
+		t.Errorf("batch epochs:\n%s", out)
+	}
+	// The max-timestamp answer carries the batch's epoch.
+	code, out, _ = klog(t, "offsets", "--time", "max-timestamp", "--json", dir)
+	if code != ExitOK || !strings.Contains(out, `"leaderEpoch":4`) {
+		t.Errorf("offsets: %s", out)
+	}
+}

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
@@ -22,15 +25,20 @@ var recoverCommand = &cli.Command{
 	Name:      "recover",
 	Usage:     "show what the broker's recovery would do to a partition (dry run), or write the recovered copy",
 	ArgsUsage: "PARTITION-DIR",
-	Description: `The broker's recovery (LogSegment.recover) validates every batch of an
-unflushed segment, silently truncates at the first invalid one, deletes every
-later segment and rebuilds the indexes. klog recover says what it would cut,
-where, which offsets it would drop and what it would rebuild, and changes
-nothing. --output DIR writes the recovered partition to a new directory.
---salvage scans past corrupt regions for the next valid batch and exports the
-records that can still be saved (NDJSON on stdout), reporting every skipped
-byte range on stderr. Exit status: 0 nothing to recover, 1 recovery would
-change the partition, 2 usage or I/O trouble.`,
+	Description: `What Kafka 4.3.1 does when it opens the partition after an unclean
+shutdown (LogLoader running LogSegment.recover on every segment), as a dry
+run. Recovery checks batch framing only (size, CRC, offsets fitting the
+segment), never records: it keeps a segment, truncates it at the first
+invalid batch (deleting every later segment), moves a segment whose offsets
+overflow it into new segments, or refuses to load the partition (the
+exception Kafka throws is named). One line per segment, then the other
+files Kafka deletes and the log start and end offsets; --json prints the
+plan as one object. --output DIR writes what Kafka would leave (split
+segments included) to a new directory, and refuses when Kafka would refuse
+to load. --salvage scans past corrupt regions for the next valid batch and
+exports the records that can still be saved (NDJSON on stdout), reporting
+every skipped byte range on stderr. Exit status: 0 Kafka changes nothing, 1
+Kafka changes the partition or refuses to load it, 2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag},
 	Action: runRecover,
 }
@@ -54,31 +62,29 @@ func runRecover(c *cli.Context) error {
 	if c.Bool(recoverJSONFlag.Name) {
 		json.NewEncoder(report).Encode(plan)
 	} else {
-		for _, s := range plan.Segments {
-			name := s.Log
-			switch {
-			case s.Delete:
-				fmt.Fprintf(report, "%s: recovery would delete this segment (it follows a truncated one)%s\n", name, dropped(s))
-			case s.TruncateBytes > 0:
-				fmt.Fprintf(report, "%s: recovery would truncate %d bytes at position %d%s: %s\n", name, s.TruncateBytes, s.ValidBytes, dropped(s), s.Reason)
-			default:
-				fmt.Fprintf(report, "%s: intact\n", name)
-			}
-			if !s.Delete && (s.IndexChanged || s.TimeIndexChanged || s.TruncateBytes > 0) {
-				fmt.Fprintf(report, "  and rebuild %s (%d entries) and %s (%d entries)\n",
-					filepath.Base(replaceExt(name, ".index")), s.IndexEntries, filepath.Base(replaceExt(name, ".timeindex")), s.TimeIndexEntries)
-			}
-		}
-		fmt.Fprintf(report, "log end offset after recovery: %d\n", plan.LogEndOffset)
+		writePlanText(report, plan)
 	}
 	if o := c.String(recoverOutFlag.Name); o != "" {
+		if !plan.Loads {
+			report.Flush()
+			return &exitError{code: ExitFindings, msg: "recover: Kafka would refuse to load " + dir + " (" + plan.KafkaError +
+				"), so there is no recovered partition to write; nothing was written to " + o +
+				". Use --salvage to export the records that can still be read."}
+		}
 		if err := plan.WriteRecovered(o); err != nil {
 			return fail("recover", err)
 		}
 		fmt.Fprintf(report, "wrote the recovered partition to %s\n", o)
 	}
 	if c.Bool(recoverSalvageFlag.Name) {
-		for _, s := range plan.Segments {
+		d, err := partition.Open(dir)
+		if err != nil {
+			return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+		}
+		for _, s := range d.Segments {
+			if s.Log == "" {
+				continue
+			}
 			skipped, err := verify.Salvage(s.Log, 0, func(b *format.Batch, r *format.Record) error {
 				if b.IsControl() {
 					return nil
@@ -105,6 +111,44 @@ func runRecover(c *cli.Context) error {
 		return &exitError{code: ExitFindings}
 	}
 	return nil
+}
+
+// writePlanText prints the plan: one line per segment, one per other file
+// deleted, and the verdict.
+func writePlanText(w io.Writer, plan *verify.Recovery) {
+	for _, s := range plan.Segments {
+		switch s.Action {
+		case verify.ActionDelete:
+			fmt.Fprintf(w, "%s: delete (%d bytes%s): %s\n", s.Log, s.Bytes, dropped(s), s.Reason)
+		case verify.ActionTruncate:
+			fmt.Fprintf(w, "%s: truncate %d bytes at position %d%s: %s\n", s.Log, s.TruncateBytes, s.ValidBytes, dropped(s), s.Reason)
+		case verify.ActionMove:
+			var parts []string
+			for _, n := range s.NewSegments {
+				p := fmt.Sprintf("%s (new base offset %d, bytes %d..%d", filepath.Base(n.Log), n.BaseOffset, n.Position, n.Position+n.Bytes)
+				if n.Delete {
+					p += ", then deleted"
+				} else if n.TruncateBytes > 0 {
+					p += fmt.Sprintf(", then %d bytes truncated", n.TruncateBytes)
+				}
+				parts = append(parts, p+")")
+			}
+			fmt.Fprintf(w, "%s: move to %s; the old files are renamed .deleted: %s\n", s.Log, strings.Join(parts, ", "), s.Reason)
+		default:
+			fmt.Fprintf(w, "%s: keep (%d bytes, last offset %d)\n", s.Log, s.Bytes, s.LastOffset)
+		}
+	}
+	for _, f := range plan.DeletedFiles {
+		fmt.Fprintf(w, "%s: delete: %s\n", f.Path, f.Reason)
+	}
+	if plan.NewEmptySegment {
+		fmt.Fprintf(w, "%s: no segment survives; Kafka creates an empty one at offset %d\n", plan.Dir, plan.LogStartOffset)
+	}
+	if !plan.Loads {
+		fmt.Fprintf(w, "Kafka refuses to load the partition: %s\n", plan.KafkaError)
+		return
+	}
+	fmt.Fprintf(w, "Kafka loads the partition: log start offset %d, log end offset %d\n", plan.LogStartOffset, plan.LogEndOffset)
 }
 
 func dropped(s verify.SegmentRecovery) string {

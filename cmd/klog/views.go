@@ -90,10 +90,15 @@ from there to the first batch whose last offset is >= N, and the first record
 with offset >= N in it (later segments are read when N is above a segment's
 data, as the broker's read does).
 
---timestamp T: as ListOffsets does, the first segment whose largest timestamp
-(its last time index entry) is >= T; in it the .timeindex entry with the
-largest timestamp <= T (else the segment start), the .index lookup of that
-entry's offset, and the scan to the first record with timestamp >= T.
+--timestamp T: as ListOffsets does (the same lookup as klog offsets --time),
+the first segment whose largest timestamp is >= T is the only one searched: a
+segment's largest timestamp is its last time index entry, or, when the time
+index has no entry, the .log file's modification time (the table and
+byModTime say when that decided). In it the .timeindex entry with the largest
+timestamp <= T (else the segment start), the .index lookup of that entry's
+offset, and the scan to the first record (transaction markers included) with
+timestamp >= T. The index files are taken as found, as a broker that started
+cleanly takes them.
 
 Only the index files and the batches from the looked-up position to the
 answer are read. Each index entry used is checked: it must point at the start
@@ -101,7 +106,7 @@ of a batch whose last offset is the entry's offset.
 
 --json writes one object: type ("find"), dir, query ("offset" or
 "timestamp"), target, found, exact, lookups ([{log, baseOffset, sizeBytes,
-maxTimestamp, timeIndexEntry {slot, timestamp, time, offset}, indexEntry
+maxTimestamp, largestTimestamp, byModTime, skipped, timeIndexEntry {slot, timestamp, time, offset}, indexEntry
 {slot, offset, position, ok}, startPosition, rescanned, batchesScanned,
 bytesRead, found}]), batch ({position, baseOffset, lastOffset, sizeBytes,
 magic, recordCount, compression, timestampType, maxTimestamp, producerId,
