@@ -38,9 +38,13 @@ type Request struct {
 	// FetchOffset is the first offset wanted.
 	FetchOffset int64
 	// MaxBytes is the response limit; PartitionMaxBytes the partition's.
-	// Zero means the consumer defaults.
+	// Zero (or negative) means the consumer defaults, unless ExactBytes.
 	MaxBytes          int32
 	PartitionMaxBytes int32
+	// ExactBytes takes MaxBytes and PartitionMaxBytes as given, 0
+	// included, as a request on the wire carries them: with a limit of 0,
+	// KIP-74 returns the first batch whole and NoMinOneMessage nothing.
+	ExactBytes bool
 	// MinBytes and MaxWait make a long poll (Consumer.Poll, Log.LongPoll).
 	MinBytes int32
 	MaxWait  int64 // ms
@@ -54,8 +58,10 @@ type Request struct {
 	// where the limit falls, as brokers before KIP-74 (0.10.0 and older)
 	// did, which is the stall a client reports as RecordExceedsMaxBytesError.
 	NoMinOneMessage bool
-	// HighWatermark overrides the log's high watermark when >= 0.
-	HighWatermark int64
+	// HighWatermark overrides the log's high watermark when
+	// OverrideHighWatermark is set (so the zero value reads the log's).
+	HighWatermark         int64
+	OverrideHighWatermark bool
 }
 
 // AbortedTransaction is a response's aborted transaction (producer id and
@@ -110,8 +116,8 @@ type Fetched struct {
 func (l *Log) Read(req Request) (*Fetched, error) {
 	// Step 1: the response offsets are captured before reading.
 	hw := l.HighWatermark()
-	if req.HighWatermark >= 0 && !req.Replica {
-		hw = min(req.HighWatermark, l.leo)
+	if req.OverrideHighWatermark && !req.Replica {
+		hw = max(0, min(req.HighWatermark, l.leo))
 	}
 	f := &Fetched{HighWatermark: hw, LastStableOffset: l.LastStableOffset(hw), LogStartOffset: l.logStart,
 		LogEndOffset: l.leo, Isolation: req.Isolation, FetchOffset: req.FetchOffset}
@@ -138,13 +144,13 @@ func (l *Log) Read(req Request) (*Fetched, error) {
 	// Step 5: the byte limit: the partition's, within the response's and
 	// the broker's fetch.max.bytes.
 	maxBytes, partMax := req.MaxBytes, req.PartitionMaxBytes
-	if maxBytes <= 0 {
+	if maxBytes <= 0 && !req.ExactBytes {
 		maxBytes = DefaultMaxBytes
 	}
-	if partMax <= 0 {
+	if partMax <= 0 && !req.ExactBytes {
 		partMax = DefaultPartitionMaxBytes
 	}
-	limit := int64(min(maxBytes, partMax, BrokerFetchMaxBytes))
+	limit := max(0, int64(min(maxBytes, partMax, BrokerFetchMaxBytes)))
 	f.MaxBytes = int32(limit)
 	boundSeg, boundPos, err := l.position(bound)
 	if err != nil {

@@ -346,3 +346,45 @@ func TestWritersRefuseSymlinks(t *testing.T) {
 }
 
 var _ = errors.New
+
+// TestFetchEdges: --max-bytes 0 returns the first batch whole (KIP-74);
+// --follow honours --json, --offset overrides the commit and --reset none
+// refuses to start without one.
+func TestFetchEdges(t *testing.T) {
+	dir := t.TempDir()
+	part := filepath.Join(dir, "t-0")
+	for _, v := range []string{"a\nb\n", "c\n"} {
+		if code, _, errs := prodRun(t, v, "produce", "--log", part, "--batch-records", "2"); code != 0 {
+			t.Fatalf("produce: exit %d: %s", code, errs)
+		}
+	}
+	code, out, errs := prodRun(t, "", "fetch", "--log", part, "--max-bytes", "0", "--json")
+	if code != 0 || !strings.Contains(out, `"offset":0`) || !strings.Contains(out, `"offset":1`) || strings.Contains(out, `"offset":2`) {
+		t.Errorf("--max-bytes 0: exit %d, want the first batch (offsets 0-1) only:\n%s%s", code, out, errs)
+	}
+	code, out, _ = prodRun(t, "", "fetch", "--log", part, "--max-bytes", "0", "--min-one-message=false", "--json")
+	if code != 0 || strings.Contains(out, `"offset":`) {
+		t.Errorf("--max-bytes 0 without KIP-74: exit %d, want no records:\n%s", code, out)
+	}
+	code, out, errs = prodRun(t, "", "fetch", "--log", part, "--follow", "--group", "g", "--json", "--timeout", "300ms")
+	if code != 0 {
+		t.Fatalf("follow: exit %d: %s", code, errs)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(line, `{"type":`) {
+			t.Errorf("follow --json: not a typed JSON object: %q", line)
+		}
+	}
+	if !strings.Contains(out, `{"type":"position","position":3,"highWatermark":3,"lag":0}`) {
+		t.Errorf("follow --json: no position object:\n%s", out)
+	}
+	// The commit is at 3; --offset 1 overrides it.
+	code, out, _ = prodRun(t, "", "fetch", "--log", part, "--follow", "--group", "g", "--offset", "1", "--json", "--timeout", "300ms")
+	if code != 0 || !strings.Contains(out, `"type":"record","offset":1`) {
+		t.Errorf("--offset 1 over a commit at 3: exit %d:\n%s", code, out)
+	}
+	code, _, errs = prodRun(t, "", "fetch", "--log", part, "--follow", "--group", "new", "--reset", "none", "--timeout", "300ms")
+	if code != ExitTrouble || !strings.Contains(errs, "no committed offset") {
+		t.Errorf("--reset none without a commit: exit %d: %s", code, errs)
+	}
+}

@@ -33,6 +33,7 @@ var (
 	fetchGroupFlag    = &cli.StringFlag{Name: "group", Usage: "consumer group whose committed offset --follow resumes from and commits to"}
 	fetchTimeoutFlag  = &cli.DurationFlag{Name: "timeout", Usage: "with --follow, stop after this long (default: until interrupted)"}
 	fetchDataFlag     = &cli.BoolFlag{Name: "print-data-log", Value: true, Usage: "print keys and values"}
+	fetchResetFlag    = &cli.StringFlag{Name: "reset", Value: "earliest", Usage: "with --follow, auto.offset.reset: where to start without a committed offset, and where to go when the position is out of range: earliest, latest or none"}
 )
 
 var fetchCommand = &cli.Command{
@@ -43,10 +44,13 @@ var fetchCommand = &cli.Command{
 stable offset bound, aborted transactions for read_committed, long polls.
 Prints a summary line and the records; --json prints one request-log-shaped
 object per fetch. --follow --group G runs a consumer that prints position and
-lag after each poll and commits.`,
+lag after each poll and commits. --offset N overrides the committed offset;
+--reset earliest|latest|none (auto.offset.reset) says where to start without
+one and where to go when the position is out of range (retention deleted
+it); --json prints one object per record and per poll.`,
 	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
 		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
-		fetchTimeoutFlag, fetchDataFlag},
+		fetchTimeoutFlag, fetchDataFlag, fetchResetFlag},
 	Action: runFetch,
 }
 
@@ -82,7 +86,10 @@ func runFetch(c *cli.Context) error {
 		FetchOffset: c.Int64(fetchOffsetFlag.Name), MaxBytes: int32(c.Int(fetchMaxFlag.Name)),
 		PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), MinBytes: int32(c.Int(fetchMinBytesFlag.Name)),
 		MaxWait: c.Duration(fetchMaxWaitFlag.Name).Milliseconds(), Isolation: iso, Replica: c.Bool(fetchReplicaFlag.Name),
-		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw,
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw, OverrideHighWatermark: hw >= 0,
+		// The flags carry the consumer defaults: what they say is used as
+		// given, 0 included (KIP-74: the first batch whole).
+		ExactBytes: true,
 	}
 	if req.FetchOffset < 0 {
 		req.FetchOffset = l.LogStartOffset()
@@ -235,15 +242,22 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 	if wait <= 0 {
 		wait = 500 * time.Millisecond
 	}
+	reset, err := fetch.ParseOffsetReset(c.String(fetchResetFlag.Name))
+	if err != nil {
+		return usageError("fetch: --reset: %v", err)
+	}
+	hw := c.Int64(fetchHWFlag.Name)
 	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{
-		Group: c.String(fetchGroupFlag.Name), StartOffset: c.Int64(fetchOffsetFlag.Name),
-		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)),
+		Group: c.String(fetchGroupFlag.Name), StartOffset: c.Int64(fetchOffsetFlag.Name), UseStartOffset: c.Int64(fetchOffsetFlag.Name) >= 0,
+		Reset:    reset,
+		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), ExactBytes: true,
 		MinBytes: int32(max(1, c.Int(fetchMinBytesFlag.Name))), MaxWait: wait, Isolation: iso,
-		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: c.Int64(fetchHWFlag.Name),
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw, OverrideHighWatermark: hw >= 0,
 	})
 	if err != nil {
 		return fail("fetch", err)
 	}
+	asJSON := c.Bool(fetchJSONFlag.Name)
 	defer cons.Close()
 	ctx := c.Context
 	if d := c.Duration(fetchTimeoutFlag.Name); d > 0 {
@@ -254,6 +268,17 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 	for ctx.Err() == nil {
 		recs, _, err := cons.Poll(ctx)
 		for _, r := range recs {
+			if asJSON {
+				fmt.Fprintf(out, `{"type":"record","offset":%d,"timestamp":%d,"key":%s,"value":%s`, r.Offset, r.Timestamp, jsonString(r.Key), jsonString(r.Value))
+				if r.Key != nil && !utf8.Valid(r.Key) {
+					out.WriteString(`,"keyEncoding":"base64"`)
+				}
+				if r.Value != nil && !utf8.Valid(r.Value) {
+					out.WriteString(`,"valueEncoding":"base64"`)
+				}
+				out.WriteString("}\n")
+				continue
+			}
 			fmt.Fprintf(out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
 			if c.Bool(fetchDataFlag.Name) {
 				writeKeyValue(out, r.Key, r.Value)
@@ -270,7 +295,11 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 			}
 			return &exitError{code: code, msg: "fetch: " + err.Error()}
 		}
-		fmt.Fprintf(out, "position: %d highWatermark: %d lag: %d\n", cons.Position(), cons.HighWatermark(), cons.Lag())
+		if asJSON {
+			fmt.Fprintf(out, `{"type":"position","position":%d,"highWatermark":%d,"lag":%d}`+"\n", cons.Position(), cons.HighWatermark(), cons.Lag())
+		} else {
+			fmt.Fprintf(out, "position: %d highWatermark: %d lag: %d\n", cons.Position(), cons.HighWatermark(), cons.Lag())
+		}
 		out.Flush()
 		if c.String(fetchGroupFlag.Name) != "" {
 			if err := cons.Commit(); err != nil {
