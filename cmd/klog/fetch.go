@@ -287,7 +287,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 		}
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			out.Flush()
-			code := ExitTrouble
+			code := exitCode(err)
 			var cre *fetch.CorruptRecordError
 			var rex *fetch.RecordExceedsMaxBytesError
 			if errors.As(err, &cre) || errors.As(err, &rex) {

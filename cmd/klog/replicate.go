@@ -36,6 +36,7 @@ var (
 	replStopFlag    = &cli.StringSliceFlag{Name: "stop", Usage: "ID@TICK: stop that follower at that tick (repeatable)"}
 	replRestartFlag = &cli.StringSliceFlag{Name: "restart", Usage: "ID@TICK: restart a stopped broker at that tick; it truncates where it diverges and catches up (repeatable)"}
 	replCrashFlag   = &cli.IntFlag{Name: "crash-leader-at", Value: -1, Usage: "stop the leader at this tick and elect an in-sync follower"}
+	replTimeoutFlag = &cli.DurationFlag{Name: "request-timeout", Value: 30 * time.Second, Usage: "an acks=all produce's timeout (request.timeout.ms): past it, REQUEST_TIMED_OUT"}
 )
 
 var replicateCommand = &cli.Command{
@@ -49,7 +50,7 @@ klog offsets show it move). Producers use acks 0, 1 or all. Prints the moments
 table (one row per change), or --json one line per RPC.`,
 	Flags: []cli.Flag{replDirFlag, replBrokersFlag, replTopicFlag, replPartFlag, replPreloadFlag, replRecordsFlag, replEveryFlag,
 		replAcksFlag, replMinISRFlag, replLagFlag, replDelayFlag, replTickFlag, replTicksFlag, replStepFlag, replJSONFlag,
-		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag},
+		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag, replTimeoutFlag},
 	Action: runReplicate,
 }
 
@@ -94,7 +95,7 @@ func runReplicate(c *cli.Context) error {
 	tick := c.Duration(replTickFlag.Name)
 	cfg := replicate.Config{Dir: c.String(replDirFlag.Name), Topic: c.String(replTopicFlag.Name), Partition: int32(c.Int(replPartFlag.Name)),
 		Brokers: brokers, MinInsyncReplicas: c.Int(replMinISRFlag.Name), Tick: tick,
-		ReplicaLagTimeMax: c.Duration(replLagFlag.Name), FollowerDelay: delays}
+		ReplicaLagTimeMax: c.Duration(replLagFlag.Name), FollowerDelay: delays, ProduceTimeout: c.Duration(replTimeoutFlag.Name)}
 	step := c.Bool(replStepFlag.Name)
 	if !step {
 		cfg.Now = time.Now
