@@ -586,11 +586,15 @@ func (d *dumper) recordProblem(p string, err error) error {
 	if !errors.As(err, &pe) {
 		pe = &format.PosError{Kind: format.ErrCorrupt, Offset: -1, Msg: err.Error()}
 	}
+	// The same mapping as verify's recordProblem: the same bytes get the
+	// same kind from every command.
 	kind := "record-decode"
 	switch {
 	case pe.Field == "recordCount":
 		kind = "record-count"
 	case pe.Field == "batchLength":
+		kind = "record-count"
+	case errors.Is(pe, format.ErrTruncated):
 		kind = "record-count"
 	case errors.Is(pe, format.ErrUnsupported):
 		kind = "unsupported-codec"

@@ -326,7 +326,7 @@ func (c *statsCollector) add(path string, r io.ReaderAt, size int64) error {
 	if t := c.sc.Tail(); t.Kind != format.TailNone && t.Kind != format.TailZeros && t.Kind != format.TailCorrupt {
 		// A corrupt tail was reported with its error above; a zero tail
 		// is a preallocated segment.
-		c.problem(ViewProblem{Path: path, Kind: verify.KindTrailingBytes, Position: t.Pos, Offset: t.Offset,
+		c.problem(ViewProblem{Path: path, Kind: verify.TailKind(r, t), Position: t.Pos, Offset: t.Offset,
 			Message: strconv.FormatInt(t.Bytes, 10) + " bytes after the last complete batch (" + t.Kind.String() + ")"})
 	}
 	return nil

@@ -240,6 +240,23 @@ func (v *verifier) tailProblem(f *FileReport, r io.ReaderAt, t format.Tail) {
 	if t.Bytes == 0 || t.Kind == format.TailCorrupt || t.Kind == format.TailZeros {
 		return
 	}
+	if TailKind(r, t) == KindTruncated {
+		msg := "the last batch is cut short: " + itoa(t.Bytes) + " bytes present"
+		if t.Want > 0 {
+			msg += " of " + itoa(t.Want)
+		}
+		f.add(Problem{Kind: KindTruncated, Position: t.Pos, Offset: t.Offset, Bytes: i64(t.Bytes), Message: msg})
+		return
+	}
+	f.add(Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
+		Message: itoa(t.Bytes) + " bytes after the last batch that do not start a batch"})
+}
+
+// TailKind is the problem kind of the bytes after the last complete batch
+// (a Tail of kind TailShort or TailPartial), the one rule every command
+// uses: the start of a batch cut short (truncated: 17 bytes or fewer, or a
+// header with a plausible magic) or something else (trailing-bytes).
+func TailKind(r io.ReaderAt, t format.Tail) string {
 	var hdr [format.HeaderSizeUpToMagic]byte
 	n, _ := r.ReadAt(hdr[:min(int64(len(hdr)), t.Bytes)], t.Pos)
 	plausible := false
@@ -250,15 +267,9 @@ func (v *verifier) tailProblem(f *FileReport, r io.ReaderAt, t format.Tail) {
 	// 17 bytes or fewer are the start of an entry header cut short (an
 	// offset field begins with zero bytes, so zeros prove nothing).
 	if t.Kind == format.TailShort || plausible && t.Kind == format.TailPartial {
-		msg := "the last batch is cut short: " + itoa(t.Bytes) + " bytes present"
-		if t.Want > 0 {
-			msg += " of " + itoa(t.Want)
-		}
-		f.add(Problem{Kind: KindTruncated, Position: t.Pos, Offset: t.Offset, Bytes: i64(t.Bytes), Message: msg})
-		return
+		return KindTruncated
 	}
-	f.add(Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
-		Message: itoa(t.Bytes) + " bytes after the last batch that do not start a batch"})
+	return KindTrailingBytes
 }
 
 // checkRecords decodes every record: structure, count, offset deltas,
