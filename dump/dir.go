@@ -110,7 +110,7 @@ func joinJava(dir, name string) string {
 
 // dumpLeaderEpochs prints a leader-epoch-checkpoint.
 func (d *dumper) dumpLeaderEpochs(p string) error {
-	data, err := d.readWhole(p, safeio.MaxCheckpointBytes)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes, "checkpoint-invalid")
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (d *dumper) dumpLeaderEpochs(p string) error {
 
 // dumpOffsetCheckpoint prints one of the log directory's offset checkpoints.
 func (d *dumper) dumpOffsetCheckpoint(p, name string) error {
-	data, err := d.readWhole(p, safeio.MaxCheckpointBytes)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes, "checkpoint-invalid")
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (d *dumper) dumpOffsetCheckpoint(p, name string) error {
 }
 
 func (d *dumper) dumpPartitionMetadata(p string) error {
-	data, err := d.readWhole(p, safeio.MaxCheckpointBytes)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes, "checkpoint-invalid")
 	if err != nil {
 		return err
 	}

@@ -24,14 +24,16 @@ func baseOffsetFromName(name string) (int64, bool) {
 }
 
 // readWhole reads a checkpoint or snapshot of at most limit bytes. A larger
-// file is a problem Kafka's tool would die on (no real one comes near).
-func (d *dumper) readWhole(p string, limit int64) ([]byte, error) {
+// file is a problem of kind (verify's kind for it: snapshot-invalid,
+// checkpoint-invalid) that Kafka's tool would die on (no real one comes
+// near).
+func (d *dumper) readWhole(p string, limit int64, kind string) ([]byte, error) {
 	b, err := safeio.ReadFile(d.openPath(p), limit)
 	var tl *safeio.TooLargeError
 	if errors.As(err, &tl) {
 		d.findings++
 		pe := &format.PosError{Kind: format.ErrTooLarge, Offset: -1, Field: "size", Msg: "the file is " + strconv.FormatInt(tl.Size, 10) + " bytes, more than any real one (limit " + strconv.FormatInt(tl.Limit, 10) + "); not read"}
-		d.r.problem(problemFromError(pe, "too-large"))
+		d.r.problem(problemFromError(pe, kind))
 		return nil, &FatalError{Path: p, Err: pe}
 	}
 	if err != nil {
@@ -359,7 +361,7 @@ func (d *dumper) maxRecordTimestamp(b *format.Batch) (int64, error) {
 // dumpSnapshot mirrors DumpLogSegments.dumpProducerIdSnapshot: a corrupt
 // snapshot is reported on stderr and the dump goes on.
 func (d *dumper) dumpSnapshot(p string) error {
-	data, err := d.readWhole(p, safeio.MaxSnapshotBytes)
+	data, err := d.readWhole(p, safeio.MaxSnapshotBytes, "snapshot-invalid")
 	if err != nil {
 		return err
 	}

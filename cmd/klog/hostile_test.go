@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ func klogBinary(t *testing.T, _ string) string {
 
 // runResult is one run of the klog binary.
 type runResult struct {
+	kinds  map[string]bool // problem kinds seen in JSON output
 	code   int
 	rss    int64 // peak resident set, bytes
 	stdout string
@@ -155,6 +157,14 @@ func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
 				t.Errorf("klog %s: stdout line is not a JSON object: %.200q", strings.Join(args, " "), line)
 				break
 			}
+			for _, m := range kindRE.FindAllSubmatch(line, -1) {
+				if k := string(m[1]); !fileKinds[k] {
+					if r.kinds == nil {
+						r.kinds = map[string]bool{}
+					}
+					r.kinds[k] = true
+				}
+			}
 		}
 		if err != nil {
 			break
@@ -163,6 +173,13 @@ func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
 	r.stdout = head.String()
 	return r
 }
+
+var kindRE = regexp.MustCompile(`"kind":"([a-z-]+)"`)
+
+// fileKinds are verify's file kinds, not problem kinds.
+var fileKinds = map[string]bool{"log": true, "index": true, "timeindex": true, "txnindex": true, "snapshot": true, "checkpoint": true,
+	"leader-epoch-checkpoint": true, "offset-checkpoint": true, "partition-metadata": true, "skipped": true, "unknown": true,
+	"directory": true, "error": true, "misnamed": true}
 
 func jsonArgs(args []string) bool {
 	for _, a := range args {
@@ -222,8 +239,12 @@ func TestHostileCorpus(t *testing.T) {
 					[]string{"recover", "--json", p},
 				)
 			}
+			kinds := map[string]map[string]bool{}
 			for _, args := range commands {
 				r := runKlog(t, bin, root, args...)
+				if jsonArgs(args) {
+					kinds[args[0]] = r.kinds
+				}
 				name := "klog " + strings.Join(args, " ")
 				t.Logf("%s: exit %d, %d MiB, %v", name, r.code, r.rss>>20, r.took.Round(time.Millisecond))
 				for _, bad := range []string{"panic:", "fatal error:", "goroutine "} {
@@ -248,6 +269,15 @@ func TestHostileCorpus(t *testing.T) {
 					}
 					if !strings.Contains(r.stderr+r.stdout, "permission denied") {
 						t.Errorf("%s: the unreadable directory is not reported:\n%.1000s", name, r.stderr)
+					}
+				}
+			}
+			// The same bytes get the same problem kinds: whatever dump or
+			// stats reports, verify reports too.
+			for _, cmd := range []string{"dump", "stats"} {
+				for k := range kinds[cmd] {
+					if !kinds["verify"][k] {
+						t.Errorf("%s reports %s, verify does not (verify: %v)", cmd, k, kinds["verify"])
 					}
 				}
 			}
