@@ -3,8 +3,11 @@ package format
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -119,4 +122,44 @@ func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
 		b[i] = 0
 	}
 	return len(b), nil
+}
+
+// failingReader fails every read past at with EIO.
+type failingReader struct {
+	data []byte
+	at   int64
+}
+
+func (f *failingReader) ReadAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) > f.at {
+		return 0, syscall.EIO
+	}
+	return copy(b, f.data[off:]), nil
+}
+
+// TestEndOfData: the scanner's three ends are told apart: io.EOF and a
+// corrupt entry end the data, an I/O error does not.
+func TestEndOfData(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "segments", "kafka-written", "v2-none", "00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain := func(r io.ReaderAt, size int64) error {
+		sc := NewScanner(r, size, ScanOptions{})
+		for {
+			if _, err := sc.Next(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := drain(bytes.NewReader(data), int64(len(data))); !EndOfData(err) || err != io.EOF {
+		t.Errorf("clean end: %v", err)
+	}
+	junk := append(append([]byte{}, data...), bytes.Repeat([]byte{0xff}, 40)...)
+	if err := drain(bytes.NewReader(junk), int64(len(junk))); !EndOfData(err) {
+		t.Errorf("corrupt tail: %v, want the end of the data", err)
+	}
+	if err := drain(&failingReader{data: data, at: 100}, int64(len(data))); EndOfData(err) || !errors.Is(err, syscall.EIO) {
+		t.Errorf("I/O error: %v, want EIO, not the end of the data", err)
+	}
 }

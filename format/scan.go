@@ -365,3 +365,12 @@ func EntrySize(b []byte) int {
 	}
 	return int(n)
 }
+
+// EndOfData reports whether an error from Scanner.Next ends the data: io.EOF,
+// or a *PosError (the bytes there are not a whole valid entry). Anything
+// else is reading failing, which is never the end of a log: a caller must
+// not take it for one (and a writer must never truncate on it).
+func EndOfData(err error) bool {
+	var pe *PosError
+	return err == io.EOF || errors.As(err, &pe)
+}

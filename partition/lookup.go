@@ -431,6 +431,9 @@ func (l *Log) nextOffset(s *LogSegment) (int64, error) {
 		for {
 			b, err := sc.Next()
 			if err != nil {
+				if !format.EndOfData(err) {
+					return 0, err // an I/O error is not the end of the log
+				}
 				break
 			}
 			next, ok = b.NextOffset(), true

@@ -60,6 +60,10 @@ func (a *Appender) rebuildEpochs(d *partition.Dir, segs []partition.Segment) err
 		for {
 			b, err := sc.Next()
 			if err != nil {
+				if !format.EndOfData(err) {
+					f.Close()
+					return err // an I/O error is not the end of the log
+				}
 				break
 			}
 			if b.IsV2() && b.PartitionLeaderEpoch >= 0 {

@@ -122,6 +122,10 @@ func (a *Appender) loadProducers(d *partition.Dir, segs []partition.Segment) err
 		for {
 			b, err := sc.Next()
 			if err != nil {
+				if !format.EndOfData(err) {
+					f.Close()
+					return err // an I/O error is not the end of the log
+				}
 				break
 			}
 			if b.LastOffset() < from || b.ProducerID < 0 || !b.IsV2() {
