@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -34,15 +36,38 @@ func explicitTask(p string, st os.FileInfo) task {
 			err: errors.New("not a regular file (use - to read a segment from stdin)")}
 	}
 	t := classify(p)
+	if t.kind == "" && looksLikeSegment(p) {
+		// No Kafka name, but the content starts like a segment: read it
+		// as one, base offset unknown.
+		t.kind = "log"
+	}
 	switch {
 	case t.kind == "":
 		t.kind = kindUnknown
-		t.err = errors.New("not a Kafka file (expected a .log segment, .index, .timeindex, .txnindex, .snapshot, .checkpoint or a checkpoint file)")
+		t.err = errors.New("not a Kafka file (expected a .log segment, .index, .timeindex, .txnindex, .snapshot, .checkpoint or a checkpoint file; the content does not start like a segment either)")
 	case (t.kind == "index" || t.kind == "timeindex") && t.base < 0:
 		t.kind = kindUnknown
 		t.err = errors.New("cannot check an index whose file name does not give its segment's base offset (<20 digits>" + filepath.Ext(p) + ")")
 	}
 	return t
+}
+
+// looksLikeSegment reports whether a file starts with a plausible entry
+// header: an offset, a size of at least the smallest entry, and a magic of
+// 0, 1 or 2 (what a segment's first 17 bytes hold).
+func looksLikeSegment(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [format.HeaderSizeUpToMagic]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	size := int32(binary.BigEndian.Uint32(h[8:]))
+	magic := int8(h[16])
+	return int64(binary.BigEndian.Uint64(h[:])) >= 0 && size >= format.RecordOverheadV0 && magic >= 0 && magic <= format.MagicV2
 }
 
 // classify names the kind of a Kafka file from its name, "" when the name

@@ -44,6 +44,7 @@ func TestVerifyNeverSilentOK(t *testing.T) {
 	copyFile(t, badCRC, filepath.Join(dir, "00000000000000000000.log.swap"))
 	copyFile(t, badCRC, filepath.Join(dir, "00000000000000000000.log.deleted"))
 	copyFile(t, good, filepath.Join(dir, "renamed.log"))
+	copyFile(t, badCRC, filepath.Join(dir, "segment.bin"))
 	os.WriteFile(filepath.Join(dir, "passwd"), []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644)
 	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
 	part := filepath.Join(dir, "t-0")
@@ -65,6 +66,7 @@ func TestVerifyNeverSilentOK(t *testing.T) {
 		{"swap file is a segment", "", []string{"verify", filepath.Join(dir, "00000000000000000000.log.swap")}, ExitFindings, "crc-mismatch"},
 		{"deleted file is a segment", "", []string{"verify", filepath.Join(dir, "00000000000000000000.log.deleted")}, ExitFindings, "crc-mismatch"},
 		{"not a Kafka file", "", []string{"verify", filepath.Join(dir, "passwd")}, ExitTrouble, "not a Kafka file"},
+		{"no Kafka name, a segment's content", "", []string{"verify", filepath.Join(dir, "segment.bin")}, ExitFindings, "crc-mismatch"},
 		{"stdin corrupt", string(badBytes), []string{"verify", "-"}, ExitFindings, "-: 1 problem"},
 		{"stdin clean", string(goodBytes), []string{"verify", "-"}, ExitOK, "-: ok"},
 		{"/dev/stdin is not a regular file", "", []string{"verify", "/dev/stdin"}, ExitTrouble, "not a regular file"},
