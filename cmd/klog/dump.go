@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
@@ -130,6 +131,10 @@ func runDump(c *cli.Context) error {
 	var fe *dump.FatalError
 	switch {
 	case interrupted(c.Context) != nil:
+		if opts.JSON {
+			// NDJSON readers see that the stream stops short.
+			io.WriteString(c.App.Writer, `{"type":"partial","reason":"`+interrupted(c.Context).Error()+`"}`+"\n")
+		}
 		return interrupted(c.Context)
 	case errors.As(err, &ioe):
 		return fail("dump", ioe)

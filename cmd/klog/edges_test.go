@@ -230,7 +230,10 @@ func TestSignals(t *testing.T) {
 		if len(out) > 0 && out[len(out)-1] != '\n' {
 			t.Errorf("%v: stdout ends inside a line: %q", c.args, out[max(0, len(out)-80):])
 		}
-		if !strings.Contains(errb.String(), "output is partial") {
+		if c.args[1] == "--json" && !strings.HasSuffix(string(out), `{"type":"partial","reason":"terminated (SIGTERM)"}`+"\n") {
+			t.Errorf("%v: the NDJSON stream does not end with a partial marker: %q", c.args, out[max(0, len(out)-120):])
+		}
+				if !strings.Contains(errb.String(), "output is partial") {
 			t.Errorf("%v: stderr does not say the output is partial: %s", c.args, errb.String())
 		}
 	}
