@@ -19,6 +19,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Options selects what a dump prints; the fields mirror kafka-dump-log's
@@ -730,17 +731,8 @@ func parseSnapshotName(name string) (int64, int32, bool) {
 	return end, int32(epoch), true
 }
 
-func kindForScanError(pe *format.PosError) string {
-	switch {
-	case errors.Is(pe, format.ErrUnsupported) && pe.Field == "magic":
-		return "bad-magic"
-	case errors.Is(pe, format.ErrTooLarge):
-		return "too-large"
-	case pe.Field == "size" || pe.Field == "batchLength":
-		return "bad-length"
-	}
-	return "corrupt"
-}
+// kindForScanError is verify's kind for the same bytes.
+func kindForScanError(pe *format.PosError) string { return verify.ScanErrorKind(pe) }
 
 // Problem is one finding, as rendered in JSON ("type":"problem") and by
 // klog verify. Kind names are a public interface.

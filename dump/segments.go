@@ -365,17 +365,7 @@ func segBatchFirstTimestamp(b *format.Batch) int64 {
 	return b.MaxTimestamp
 }
 
-func viewScanProblemKind(pe *format.PosError) string {
-	switch {
-	case errors.Is(pe, format.ErrTooLarge):
-		return verify.KindTooLarge
-	case errors.Is(pe, format.ErrUnsupported):
-		return verify.KindBadMagic
-	case errors.Is(pe, format.ErrTruncated):
-		return verify.KindTruncated
-	}
-	return verify.KindBadLength
-}
+func viewScanProblemKind(pe *format.PosError) string { return verify.ScanErrorKind(pe) }
 
 // WriteSegmentsJSON writes one JSON object per segment, one per line.
 func WriteSegmentsJSON(w io.Writer, p *PartitionSegments) error {

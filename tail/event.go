@@ -161,6 +161,9 @@ type Partial struct {
 
 // Problem is what a TypeCorrupt or TypeError event found.
 type Problem struct {
+	// Kind is verify's problem kind for the same bytes ("" for trouble
+	// that is not in the data).
+	Kind string `json:"kind,omitempty"`
 	// Position is the byte position in Segment (-1 for a checkpoint);
 	// Offset the entry's offset field, or -1.
 	Position int64  `json:"position"`

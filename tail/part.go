@@ -11,6 +11,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 )
 
 // part is one tailed partition directory.
@@ -322,6 +323,10 @@ func (t *tailer) corrupt(p *part, seg string, pos, offset int64, err error) {
 	ev := t.event(p, TypeCorrupt)
 	ev.Segment = seg
 	ev.Problem = &Problem{Position: pos, Offset: offset, Message: err.Error()}
+	var pe *format.PosError
+	if errors.As(err, &pe) {
+		ev.Problem.Kind = verify.ScanErrorKind(pe)
+	}
 	t.emit(ev)
 }
 

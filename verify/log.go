@@ -217,15 +217,24 @@ func (v *verifier) checkOffsetRange(f *FileReport, t task, b *format.Batch) {
 			" (a relative offset must be 0..2147483647): the broker splits the segment or refuses to load the partition"})
 }
 
-// scanProblem reports an entry header the scanner rejected.
-func (v *verifier) scanProblem(f *FileReport, sc *format.Scanner, pe *format.PosError) {
-	kind := KindBadLength
+// ScanErrorKind is the problem kind of an entry header the scanner
+// rejected, the one mapping every command uses: too-large, bad-magic,
+// truncated, else bad-length.
+func ScanErrorKind(pe *format.PosError) string {
 	switch {
 	case errors.Is(pe, format.ErrTooLarge):
-		kind = KindTooLarge
+		return KindTooLarge
 	case pe.Field == "magic":
-		kind = KindBadMagic
+		return KindBadMagic
+	case errors.Is(pe, format.ErrTruncated):
+		return KindTruncated
 	}
+	return KindBadLength
+}
+
+// scanProblem reports an entry header the scanner rejected.
+func (v *verifier) scanProblem(f *FileReport, sc *format.Scanner, pe *format.PosError) {
+	kind := ScanErrorKind(pe)
 	if t := sc.Tail(); sc.Done() && t.Kind == format.TailZeros {
 		f.add(Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
 			Message: itoa(t.Bytes) + " zero bytes after the last batch (a preallocated segment or an unclean shutdown)"})

@@ -272,9 +272,9 @@ func TestHostileCorpus(t *testing.T) {
 					}
 				}
 			}
-			// The same bytes get the same problem kinds: whatever dump or
-			// stats reports, verify reports too.
-			for _, cmd := range []string{"dump", "stats"} {
+			// The same bytes get the same problem kinds: whatever dump,
+			// stats, tail, segments or find reports, verify reports too.
+			for _, cmd := range []string{"dump", "stats", "tail", "segments", "find"} {
 				for k := range kinds[cmd] {
 					if !kinds["verify"][k] {
 						t.Errorf("%s reports %s, verify does not (verify: %v)", cmd, k, kinds["verify"])
