@@ -233,7 +233,7 @@ func TestSignals(t *testing.T) {
 		if c.args[1] == "--json" && !strings.HasSuffix(string(out), `{"type":"partial","reason":"terminated (SIGTERM)"}`+"\n") {
 			t.Errorf("%v: the NDJSON stream does not end with a partial marker: %q", c.args, out[max(0, len(out)-120):])
 		}
-				if !strings.Contains(errb.String(), "output is partial") {
+		if !strings.Contains(errb.String(), "output is partial") {
 			t.Errorf("%v: stderr does not say the output is partial: %s", c.args, errb.String())
 		}
 	}
