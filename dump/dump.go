@@ -25,6 +25,10 @@ import (
 // Options selects what a dump prints; the fields mirror kafka-dump-log's
 // options.
 type Options struct {
+	// OnBytes, if set, is told how many bytes of the files have been read,
+	// as they are read (for progress); the calls add up to the files'
+	// sizes.
+	OnBytes func(n int64)
 	// Deep iterates the records of each batch (--deep-iteration).
 	Deep bool
 	// PrintData prints keys and values (--print-data-log); implies Deep.
@@ -413,7 +417,13 @@ func (d *dumper) dumpLog(p, name string) error {
 	}
 	d.r.fileStart(p, fileSize)
 	d.rr.Decompressor.MaxBytes = d.opts.MaxDecompressedBytes
-	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: d.opts.MaxBatchBytes})
+	var src io.ReaderAt = f
+	if d.opts.OnBytes != nil {
+		pr := &progressReaderAt{r: f, onBytes: d.opts.OnBytes}
+		defer pr.done(fileSize)
+		src = pr
+	}
+	sc := format.NewScanner(src, size, format.ScanOptions{MaxBatchBytes: d.opts.MaxBatchBytes})
 	filter := d.opts.Filter
 	if filter != nil && filter.FromOffset >= 0 {
 		// Start where the broker would: the offset index's lookup.

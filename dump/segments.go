@@ -75,6 +75,10 @@ type SegmentsOptions struct {
 	MaxDecompressedBytes int
 	// Jobs is how many index files are verified at once (0: GOMAXPROCS).
 	Jobs int
+	// OnBytes, if set, is told how many bytes of the .log files have been
+	// read, as they are read (for progress); the calls add up to the logs'
+	// sizes.
+	OnBytes func(n int64)
 }
 
 // PartitionSegments is the segment table of one partition directory.
@@ -268,6 +272,11 @@ func (s *segScanner) scanFile(row *SegmentRow) error {
 	if err != nil {
 		return &IOError{Path: row.Log, Err: err}
 	}
+	if s.opts.OnBytes != nil {
+		pr := &progressReaderAt{r: f, onBytes: s.opts.OnBytes}
+		defer pr.done(st.Size())
+		return s.scan(pr, st.Size(), row)
+	}
 	return s.scan(f, st.Size(), row)
 }
 
@@ -447,7 +456,7 @@ func segSizeCell(s SegmentRow) string {
 	if s.Log == "" {
 		return "no .log"
 	}
-	c := viewItoa(s.SizeBytes)
+	c := viewBytes(s.SizeBytes)
 	if s.Tail != format.TailNone.String() {
 		c += "\n" + viewItoa(s.TailBytes) + " " + s.Tail + " at end"
 	}

@@ -48,6 +48,10 @@ type StatsOptions struct {
 	// DefaultStatsMaxProducers); batches of further producers are counted
 	// in ProducerStats.OtherBatches.
 	MaxProducers int
+	// OnBytes, if set, is told how many bytes of the segments have been
+	// read, as they are read (for progress); the calls add up to the
+	// segments' sizes.
+	OnBytes func(n int64)
 	// MaxHours caps the distinct hour buckets (0: DefaultStatsMaxHours);
 	// further bytes go to StatsReport.OtherHoursBytes.
 	MaxHours int
@@ -290,6 +294,11 @@ func (c *statsCollector) addFile(path string) error {
 	st, err := f.Stat()
 	if err != nil {
 		return &IOError{Path: path, Err: err}
+	}
+	if c.opts.OnBytes != nil {
+		pr := &progressReaderAt{r: f, onBytes: c.opts.OnBytes}
+		defer pr.done(st.Size())
+		return c.add(path, pr, st.Size())
 	}
 	return c.add(path, f, st.Size())
 }
@@ -630,7 +639,7 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 		{"files", strconv.Itoa(r.Files)},
 		{"batches", viewItoa(r.Batches)},
 		{"records", viewItoa(r.Records)},
-		{"bytes", viewItoa(r.Bytes)},
+		{"bytes", viewBytes(r.Bytes)},
 		{"first batch time", viewTimeText(r.MinTimestamp)},
 		{"last batch time", viewTimeText(r.MaxTimestamp)},
 		{"control", viewItoa(r.ControlBatches) + " batches (" + pct(r.ControlBatchShare) + "), " + viewItoa(r.ControlRecords) + " records (" + pct(r.ControlRecordShare) + ")"},

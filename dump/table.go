@@ -1,14 +1,67 @@
 package dump
 
 import (
+	"bytes"
 	"io"
+	"strconv"
+	"strings"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/olekukonko/tablewriter"
 )
 
+// TableStyle says how WriteTable lays out the views' tables.
+type TableStyle struct {
+	// TSV writes tab-separated values under a header line, for awk: tabs
+	// and newlines in cells become spaces, and whatever else the view
+	// writes (titles, problem lines) is kept as "# " comment lines.
+	TSV bool
+	// MaxWidth fits a table in this many columns by cutting the widest
+	// cells with "…" (0: no limit).
+	MaxWidth int
+}
+
+// StyledWriter carries a TableStyle to WriteTable through the views'
+// Write*Table functions, whose signatures stay as they are.
+type StyledWriter struct {
+	W     io.Writer
+	Style TableStyle
+	mid   bool // inside a line (TSV comments)
+}
+
+// Write passes p on; in TSV mode as comment lines.
+func (s *StyledWriter) Write(p []byte) (int, error) {
+	if !s.Style.TSV {
+		return s.W.Write(p)
+	}
+	var b bytes.Buffer
+	for _, c := range p {
+		if !s.mid {
+			b.WriteString("# ")
+		}
+		b.WriteByte(c)
+		s.mid = c != '\n'
+	}
+	if _, err := s.W.Write(b.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // WriteTable renders rows under a header with tablewriter (v1 API), for
-// the views people read; never used for kafka-dump-log output.
+// the views people read; never used for kafka-dump-log output. Through a
+// StyledWriter it fits a width or writes TSV.
 func WriteTable(w io.Writer, header []string, rows [][]string) error {
+	var style TableStyle
+	if sw, ok := w.(*StyledWriter); ok {
+		style, w = sw.Style, sw.W
+	}
+	if style.TSV {
+		return writeTSV(w, header, rows)
+	}
+	if style.MaxWidth > 0 {
+		rows = fitRows(header, rows, style.MaxWidth)
+	}
 	t := tablewriter.NewWriter(w)
 	h := make([]any, len(header))
 	for i, s := range header {
@@ -21,4 +74,106 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 		}
 	}
 	return t.Render()
+}
+
+func writeTSV(w io.Writer, header []string, rows [][]string) error {
+	var b strings.Builder
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ").Replace(c))
+		}
+		b.WriteByte('\n')
+	}
+	line(header)
+	for _, r := range rows {
+		line(r)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// minCell is the narrowest a cut column gets.
+const minCell = 8
+
+// fitRows cuts the widest column's cells, one column at a time, until a
+// tablewriter table of these rows fits maxWidth columns ("│ a │ b │":
+// three columns of border per cell and one more).
+func fitRows(header []string, rows [][]string, maxWidth int) [][]string {
+	n := len(header)
+	width := make([]int, n)
+	measure := func(i int, cell string) {
+		for _, l := range strings.Split(cell, "\n") {
+			width[i] = max(width[i], runewidth.StringWidth(l))
+		}
+	}
+	for i, h := range header {
+		measure(i, h)
+	}
+	for _, r := range rows {
+		for i := 0; i < n && i < len(r); i++ {
+			measure(i, r[i])
+		}
+	}
+	total := func() int {
+		t := 1
+		for _, x := range width {
+			t += x + 3
+		}
+		return t
+	}
+	limit := append([]int(nil), width...)
+	for total() > maxWidth {
+		widest := 0
+		for i := range width {
+			if width[i] > width[widest] {
+				widest = i
+			}
+		}
+		if width[widest] <= minCell {
+			break
+		}
+		width[widest] = max(minCell, width[widest]-(total()-maxWidth))
+		limit[widest] = width[widest]
+	}
+	out := make([][]string, len(rows))
+	for j, r := range rows {
+		out[j] = make([]string, len(r))
+		for i, c := range r {
+			if i < n {
+				c = cutCell(c, limit[i])
+			}
+			out[j][i] = c
+		}
+	}
+	return out
+}
+
+// cutCell cuts each line of c to w display columns, ending a cut line
+// with "…".
+func cutCell(c string, w int) string {
+	lines := strings.Split(c, "\n")
+	for i, l := range lines {
+		if runewidth.StringWidth(l) > w {
+			lines[i] = runewidth.Truncate(l, w, "…")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// viewBytes is an exact byte count with its human form beside it:
+// "1234567 (1.2 MiB)"; below 1 KiB just the number.
+func viewBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return strconv.FormatInt(n, 10) + " (" + strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "iB)"
 }

@@ -31,6 +31,9 @@ type part struct {
 	// partialAt and badAt are the positions of the incomplete batch and of
 	// the unreadable entry last reported, or -1: each is reported once.
 	partialAt, badAt int64
+	// skipBelow: batches whose last offset is below it are read but not
+	// reported (the replay of Options.FromOffset / FromLast), or -1.
+	skipBelow int64
 }
 
 type segment struct {
@@ -100,7 +103,23 @@ func (t *tailer) initPart(p *part, replay bool, typ Type) error {
 		t.emit(ev)
 	}
 	leo0 := p.leo
+	p.skipBelow = -1
+	if replay && typ == TypeState {
+		switch {
+		case t.opts.FromOffset > 0:
+			p.skipBelow = t.opts.FromOffset
+		case t.opts.FromLast > 0 && len(segs) > 0:
+			// The log end offset first, from the last segment.
+			p.cur = len(segs) - 1
+			if err := t.seekEnd(p); err != nil {
+				return err
+			}
+			p.skipBelow = p.leo - t.opts.FromLast
+			p.leo = segs[0].base
+		}
+	}
 	if replay {
+		defer func() { p.skipBelow = -1 }()
 		for i := range segs {
 			p.cur, p.pos, p.size, p.partialAt = i, 0, 0, -1
 			p.leo = max(p.leo, segs[i].base)
@@ -276,6 +295,9 @@ func (t *tailer) readActive(p *part) (gone bool, err error) {
 		b, err := sc.Next()
 		if err == nil {
 			p.pos, p.leo, p.partialAt, p.badAt = sc.Pos(), b.NextOffset(), -1, -1
+			if b.LastOffset() < p.skipBelow {
+				continue
+			}
 			ev := t.event(p, TypeBatch)
 			ev.Segment = s.name
 			ev.Batch = b.Clone()

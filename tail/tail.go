@@ -41,6 +41,13 @@ type Options struct {
 	// (as TypeBatch events, before each partition's TypeState). By default
 	// the tail starts at the end.
 	FromBeginning bool
+	// FromOffset, when > 0, reports first the batches already there that
+	// hold offsets at or after it (batches wholly below it are skipped);
+	// offset 0 is FromBeginning.
+	FromOffset int64
+	// FromLast, when > 0, reports first the batches already there that
+	// hold the last FromLast offsets before the log end offset.
+	FromLast int64
 	// MaxBatchBytes caps one batch (format.ScanOptions); 0 = default.
 	MaxBatchBytes int
 	// Now is the clock for event times; nil means time.Now.
@@ -189,7 +196,7 @@ func (t *tailer) start(paths []string) error {
 	}
 	for _, pd := range todo {
 		p := t.newPart(pd.dir, pd.ld)
-		if err := t.initPart(p, t.opts.FromBeginning, TypeState); err != nil {
+		if err := t.initPart(p, t.opts.FromBeginning || t.opts.FromOffset > 0 || t.opts.FromLast > 0, TypeState); err != nil {
 			return err
 		}
 	}

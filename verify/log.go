@@ -16,6 +16,7 @@ import (
 type verifier struct {
 	ctx  context.Context
 	opts Options
+	read int64 // log bytes reported to OnBytes for the current file
 	rr   format.RecordReader
 	rec  format.Record
 }
@@ -94,7 +95,39 @@ func (v *verifier) checkLog(f *FileReport, t task) error {
 	if err != nil {
 		return err
 	}
+	if v.opts.OnBytes != nil {
+		c := &countingReaderAt{r: file, v: v}
+		defer c.flush()
+		return v.checkLogAt(f, t, c, st.Size())
+	}
 	return v.checkLogAt(f, t, file, st.Size())
+}
+
+// countingReaderAt tells Options.OnBytes how much of a log has been read,
+// in steps of at least progressStep bytes so that workers do not contend.
+type countingReaderAt struct {
+	r       io.ReaderAt
+	v       *verifier
+	pending int64
+}
+
+const progressStep = 1 << 20
+
+func (c *countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(b, off)
+	c.pending += int64(n)
+	if c.pending >= progressStep {
+		c.flush()
+	}
+	return n, err
+}
+
+func (c *countingReaderAt) flush() {
+	if c.pending > 0 {
+		c.v.read += c.pending
+		c.v.opts.OnBytes(c.pending)
+		c.pending = 0
+	}
 }
 
 // checkLogAt is checkLog over any ReaderAt. With a spare worker, a

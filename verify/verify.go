@@ -184,6 +184,18 @@ type Options struct {
 	// Progress, if set, is called after each file with the number done
 	// and the total (from the worker goroutines, serialised).
 	Progress func(done, total int)
+	// OnStart, if set, is called once before any file is read with the
+	// number of files and their total size in bytes.
+	OnStart func(files int, bytes int64)
+	// OnBytes, if set, is called as files are read with the bytes read
+	// since the last call; the calls add up to OnStart's total once every
+	// file is done. It is called from the worker goroutines concurrently.
+	OnBytes func(n int64)
+	// OnFile, if set, is called with each file's final report as soon as
+	// the file and the partition-level checks that can add to it are done,
+	// in the order of Report.Files (serialised). Stopping early through
+	// the context still reports, in order, the files finished before.
+	OnFile func(f *FileReport)
 
 	// Stdin is what the path "-" reads (os.Stdin when nil).
 	Stdin io.Reader
@@ -246,12 +258,27 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 	}
 	tasks, groups := ex.tasks, ex.groups
 	rep := &Report{Files: make([]FileReport, len(tasks))}
+	var sizes []int64
+	if opts.OnStart != nil || opts.OnBytes != nil {
+		sizes = make([]int64, len(tasks))
+		var total int64
+		for i, t := range tasks {
+			if st, err := os.Stat(t.path); err == nil && st.Mode().IsRegular() {
+				sizes[i] = st.Size()
+				total += st.Size()
+			}
+		}
+		if opts.OnStart != nil {
+			opts.OnStart(len(tasks), total)
+		}
+	}
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	opts.prefetch = jobs >= 2*len(tasks)
 	opts.budget = newDecompressBudget(opts.MaxDecompressedBytes)
+	em := newEmitter(rep, tasks, groups, opts.OnFile)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -265,12 +292,21 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 			v := newVerifier(ctx, opts)
 			for i := range next {
 				rep.Files[i] = v.check(tasks[i])
+				if opts.OnBytes != nil {
+					// The rest of the file: all of a file that is not
+					// a log, what a log's check did not need to read.
+					if n := sizes[i] - v.read; n > 0 {
+						opts.OnBytes(n)
+					}
+					v.read = 0
+				}
+				mu.Lock()
+				em.done(i)
 				if opts.Progress != nil {
-					mu.Lock()
 					done++
 					opts.Progress(done, len(tasks))
-					mu.Unlock()
 				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -287,26 +323,80 @@ feed:
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		// Files never started are dropped; the report says it is partial.
+		// Files never started are dropped; those in flight are marked
+		// Partial; the report says it is partial.
 		rep.Files = rep.Files[:checked]
+		for i := range rep.Files {
+			finish(&rep.Files[i])
+		}
 		rep.Partial = true
-		finish(rep)
 		return rep, err
 	}
-	for _, g := range groups {
-		checkPartition(rep, g)
+	for i := range rep.Files {
+		finish(&rep.Files[i])
 	}
-	finish(rep)
 	return rep, nil
 }
 
-func finish(rep *Report) {
-	for i := range rep.Files {
-		f := &rep.Files[i]
-		f.OK = f.Findings() == 0 && f.ioErr == nil
-		if f.Problems == nil {
-			f.Problems = []Problem{}
+// finish sets a report's verdict once no check can add to it.
+func finish(f *FileReport) {
+	f.OK = f.Findings() == 0 && f.ioErr == nil
+	if f.Problems == nil {
+		f.Problems = []Problem{}
+	}
+}
+
+// emitter runs each group's partition-level checks as soon as all of its
+// files are done, and hands out finished reports in order.
+type emitter struct {
+	rep      *Report
+	groups   []group
+	of       [][]int // the groups whose range holds each task
+	owner    []int   // the group whose check can add to each task, or -1
+	left     []int   // tasks not yet done per group
+	checked  []bool
+	finished []bool
+	next     int // the next report to hand out
+	onFile   func(*FileReport)
+}
+
+func newEmitter(rep *Report, tasks []task, groups []group, onFile func(*FileReport)) *emitter {
+	e := &emitter{rep: rep, groups: groups, of: make([][]int, len(tasks)), owner: make([]int, len(tasks)),
+		left: make([]int, len(groups)), checked: make([]bool, len(groups)), finished: make([]bool, len(tasks)), onFile: onFile}
+	for i := range e.owner {
+		e.owner[i] = -1
+	}
+	// A partition's check adds to the files of its directory; a log dir's
+	// check adds to its own checkpoint files only. Partition groups come
+	// before the log dir groups around them.
+	for gi, g := range groups {
+		e.left[gi] = g.n
+		for i := g.first; i < g.first+g.n; i++ {
+			e.of[i] = append(e.of[i], gi)
+			if e.owner[i] < 0 && (g.dir != nil || tasks[i].kind == "offset-checkpoint") {
+				e.owner[i] = gi
+			}
 		}
+	}
+	return e
+}
+
+// done records that task i is checked (callers serialise).
+func (e *emitter) done(i int) {
+	e.finished[i] = true
+	for _, gi := range e.of[i] {
+		if e.left[gi]--; e.left[gi] == 0 {
+			checkPartition(e.rep, e.groups[gi])
+			e.checked[gi] = true
+		}
+	}
+	for e.next < len(e.finished) && e.finished[e.next] && (e.owner[e.next] < 0 || e.checked[e.owner[e.next]]) {
+		f := &e.rep.Files[e.next]
+		finish(f)
+		if e.onFile != nil {
+			e.onFile(f)
+		}
+		e.next++
 	}
 }
 

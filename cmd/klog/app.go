@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -17,8 +16,11 @@ const (
 	ExitTrouble  = 2 // usage or I/O trouble
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is set at build time with -ldflags "-X main.version=..."; else
+// `klog version` reports the module version from the build info.
+var version = defaultVersion
+
+const defaultVersion = "0.1.0-dev"
 
 // exitError carries an exit code and an optional message for stderr.
 type exitError struct {
@@ -36,19 +38,23 @@ func usageError(format string, a ...any) error {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	cmds := []*cli.Command{dumpCommand, verifyCommand, produceCommand, fetchCommand, offsetsCommand, replicateCommand, recoverCommand, tailCommand, segmentsCommand, statsCommand, findCommand,
+		versionCommand, completionCommand}
+	prepareCommands(cmds)
 	return &cli.App{
 		Name:      "klog",
 		Usage:     "read, check and write Apache Kafka partition logs on disk",
+		UsageText: "klog [--version] COMMAND [OPTIONS] [ARGUMENTS...]\nklog help COMMAND",
 		Version:   version,
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
 		// Errors come back to run, which maps them to exit codes; the
 		// default handler would call os.Exit.
-		ExitErrHandler:       func(*cli.Context, error) {},
-		HideHelpCommand:      true,
-		EnableBashCompletion: true,
-		Commands:             []*cli.Command{dumpCommand, verifyCommand, produceCommand, fetchCommand, offsetsCommand, replicateCommand, recoverCommand, tailCommand, segmentsCommand, statsCommand, findCommand},
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   usageErrorHandler,
+		Action:         rootAction,
+		Commands:       cmds,
 	}
 }
 
@@ -57,11 +63,26 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // stderr that its output is partial.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
+	if n := len(args); n >= 2 && args[n-1] == completeFlag {
+		for _, c := range complete(app, args[1:n-1]) {
+			fmt.Fprintln(stdout, c)
+		}
+		return ExitOK
+	}
+	args = normalizeArgs(app, args)
+	if len(args) >= 3 && (args[1] == "help" || args[1] == "h") && app.Command(args[2]) == nil {
+		return report(stderr, unknownCommand(app, args[2]))
+	}
 	err := app.RunContext(ctx, args)
 	if sig := interrupted(ctx); sig != nil {
 		fmt.Fprintln(stderr, "klog: "+sig.Error()+": stopped at a record boundary; the output is partial")
 		return exitCode(sig)
 	}
+	return report(stderr, err)
+}
+
+// report prints err (if it has a message) and returns its exit code.
+func report(stderr io.Writer, err error) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -72,18 +93,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return ee.code
 	}
-	// Flag parsing and other urfave/cli errors are usage errors.
+	// Other urfave/cli errors are usage errors.
 	fmt.Fprintln(stderr, "klog: "+err.Error())
 	return exitCode(err)
-}
-
-// checkArgs rejects flags placed after the first file: urfave/cli v2 would
-// silently treat them as file names.
-func checkArgs(args []string) error {
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") && a != "-" {
-			return usageError("flags must come before FILE arguments (got %q after a file)", a)
-		}
-	}
-	return nil
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/fetch"
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,10 +20,10 @@ var (
 	jsonFlag        = &cli.BoolFlag{Name: "json", Usage: "write NDJSON, one object per line, instead of kafka-dump-log's text"}
 	keyEncFlag      = &cli.StringFlag{Name: "key-encoding", Value: "text", Usage: "text (Kafka's), hex, base64 or redacted (size and hash only)"}
 	valueEncFlag    = &cli.StringFlag{Name: "value-encoding", Value: "text", Usage: "text (Kafka's), hex, base64 or redacted (size and hash only)"}
-	fromOffsetFlag  = &cli.Int64Flag{Name: "from-offset", Value: -1, Usage: "only records at or after this offset (seeks through the .index)"}
-	toOffsetFlag    = &cli.Int64Flag{Name: "to-offset", Value: -1, Usage: "only records at or before this offset"}
-	fromTSFlag      = &cli.Int64Flag{Name: "from-timestamp", Value: -1, Usage: "only records with timestamp >= this (ms)"}
-	toTSFlag        = &cli.Int64Flag{Name: "to-timestamp", Value: -1, Usage: "only records with timestamp <= this (ms)"}
+	fromOffsetFlag  = &cli.StringFlag{Name: "from-offset", Usage: "only records at or after this offset (seeks through the .index): N, -N (the last N), earliest or latest"}
+	toOffsetFlag    = &cli.StringFlag{Name: "to-offset", Usage: "only records at or before this offset: N, -N (N before the log end), earliest or latest"}
+	fromTSFlag      = &cli.StringFlag{Name: "from-timestamp", Usage: "only records with timestamp >= `T` (epoch ms, RFC 3339, or -1h for an hour ago)"}
+	toTSFlag        = &cli.StringFlag{Name: "to-timestamp", Usage: "only records with timestamp <= `T` (epoch ms, RFC 3339, or -1h for an hour ago)"}
 	pidFilterFlag   = &cli.Int64Flag{Name: "producer-id", Value: -1, Usage: "only batches of this producer id"}
 	controlOnlyFlag = &cli.BoolFlag{Name: "control-only", Usage: "only control batches (transaction markers, KRaft control records)"}
 	noControlFlag   = &cli.BoolFlag{Name: "no-control", Usage: "skip control batches"}
@@ -50,7 +52,7 @@ Kafka file, or does not exist, is reported and makes the exit status 2; in
 a directory such files are listed ("Ignoring unknown file") and skipped.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
-	Flags: []cli.Flag{dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
+	Flags: []cli.Flag{noProgressFlag, dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
 		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, keyEncFlag, valueEncFlag,
 		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag},
 	Action: runDump,
@@ -62,9 +64,6 @@ func runDump(c *cli.Context) error {
 		files = append(files, strings.Split(c.String(dumpFilesFlag.Name), ",")...)
 	}
 	args := c.Args().Slice()
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	files = append(files, args...)
 	if len(files) == 0 {
 		return usageError("dump: no files given (use --files or FILE arguments)")
@@ -87,19 +86,28 @@ func runDump(c *cli.Context) error {
 	if opts.ValueEncoding, err = dump.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
 		return usageError("dump: --value-encoding: %v", err)
 	}
-	for _, f := range []*cli.Int64Flag{fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag} {
+	if c.IsSet(pidFilterFlag.Name) || c.Bool(controlOnlyFlag.Name) || c.Bool(noControlFlag.Name) {
+		opts.Filter = dump.NewFilter()
+	}
+	for _, f := range []*cli.StringFlag{fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag} {
 		if c.IsSet(f.Name) && opts.Filter == nil {
 			opts.Filter = dump.NewFilter()
 		}
 	}
-	if c.Bool(controlOnlyFlag.Name) || c.Bool(noControlFlag.Name) {
-		if opts.Filter == nil {
-			opts.Filter = dump.NewFilter()
-		}
-	}
 	if f := opts.Filter; f != nil {
-		f.FromOffset, f.ToOffset = c.Int64(fromOffsetFlag.Name), c.Int64(toOffsetFlag.Name)
-		f.FromTimestamp, f.ToTimestamp = c.Int64(fromTSFlag.Name), c.Int64(toTSFlag.Name)
+		var err error
+		if f.FromOffset, err = dumpOffset(c, fromOffsetFlag, files); err != nil {
+			return err
+		}
+		if f.ToOffset, err = dumpOffset(c, toOffsetFlag, files); err != nil {
+			return err
+		}
+		if f.FromTimestamp, err = dumpTime(c, fromTSFlag); err != nil {
+			return err
+		}
+		if f.ToTimestamp, err = dumpTime(c, toTSFlag); err != nil {
+			return err
+		}
 		f.ProducerID = c.Int64(pidFilterFlag.Name)
 		f.ControlOnly, f.NoControl = c.Bool(controlOnlyFlag.Name), c.Bool(noControlFlag.Name)
 		if f.ControlOnly && f.NoControl {
@@ -126,7 +134,19 @@ func runDump(c *cli.Context) error {
 		}
 	}
 	opts.Context, opts.Stdin = c.Context, c.App.Reader
+	// The dump itself is the data: no bar while it goes to the terminal.
+	bar := newProgress(c, "dumping", true, func() int64 {
+		var logs []string
+		for _, f := range files {
+			if strings.HasSuffix(f, ".log") || strings.HasSuffix(f, ".checkpoint") {
+				logs = append(logs, f)
+			}
+		}
+		return sizeOf(logs)
+	})
+	opts.OnBytes = bar.addFunc()
 	res, err := dump.Run(files, opts, c.App.Writer, c.App.ErrWriter)
+	bar.finish()
 	var ioe *dump.IOError
 	var fe *dump.FatalError
 	switch {
@@ -150,4 +170,43 @@ func runDump(c *cli.Context) error {
 		return &exitError{code: ExitFindings}
 	}
 	return nil
+}
+
+// dumpOffset reads an offset filter flag; -1 when not given. earliest,
+// latest and -N are read against the partition directory holding the
+// files (its log start and log end offsets), so the files must share one.
+func dumpOffset(c *cli.Context, flag *cli.StringFlag, files []string) (int64, error) {
+	if !c.IsSet(flag.Name) {
+		return -1, nil
+	}
+	o, err := parseOffset(c.String(flag.Name))
+	if err != nil {
+		return 0, usageError("dump: --%s: %v", flag.Name, err)
+	}
+	if o.kind == offsetAbsolute {
+		return o.n, nil
+	}
+	dir := filepath.Dir(files[0])
+	for _, f := range files[1:] {
+		if filepath.Dir(f) != dir {
+			return 0, usageError("dump: --%s %s needs the files of one partition directory", flag.Name, o)
+		}
+	}
+	l, err := fetch.Open(dir)
+	if err != nil {
+		return 0, &exitError{code: ExitTrouble, msg: "dump: --" + flag.Name + " " + o.String() + ": " + err.Error()}
+	}
+	return o.resolve(l.LogStartOffset(), l.LogEndOffset()), nil
+}
+
+// dumpTime reads a timestamp filter flag; -1 when not given.
+func dumpTime(c *cli.Context, flag *cli.StringFlag) (int64, error) {
+	if !c.IsSet(flag.Name) {
+		return -1, nil
+	}
+	ts, err := parseTime(c.String(flag.Name))
+	if err != nil {
+		return 0, usageError("dump: --%s: %v", flag.Name, err)
+	}
+	return ts, nil
 }

@@ -19,7 +19,7 @@ import (
 
 var (
 	fetchLogFlag      = &cli.StringFlag{Name: "log", Usage: "partition directory to fetch from", Required: true}
-	fetchOffsetFlag   = &cli.Int64Flag{Name: "offset", Value: -1, Usage: "fetch offset (default: the log start, or the group's committed offset)"}
+	fetchOffsetFlag   = &cli.StringFlag{Name: "offset", Usage: "fetch offset: N, -N (the last N before the high watermark), earliest or latest (default: the log start, or the group's committed offset)"}
 	fetchMaxFlag      = &cli.IntFlag{Name: "max-bytes", Value: fetch.DefaultMaxBytes, Usage: "response max bytes (fetch.max.bytes)"}
 	fetchPartMaxFlag  = &cli.IntFlag{Name: "partition-max-bytes", Value: fetch.DefaultPartitionMaxBytes, Usage: "partition max bytes (max.partition.fetch.bytes)"}
 	fetchIsoFlag      = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed"}
@@ -58,19 +58,23 @@ func runFetch(c *cli.Context) error {
 	if c.Args().Len() > 0 {
 		return usageError("fetch: unexpected arguments %q", c.Args().Slice())
 	}
-	var iso fetch.Isolation
-	switch c.String(fetchIsoFlag.Name) {
-	case "read_uncommitted", "uncommitted":
-	case "read_committed", "committed":
-		iso = fetch.ReadCommitted
-	default:
-		return usageError("fetch: --isolation must be read_uncommitted or read_committed")
+	iso, err := parseIsolation(c.String(fetchIsoFlag.Name))
+	if err != nil {
+		return usageError("fetch: --isolation: %v", err)
+	}
+	var offset *offsetSpec
+	if c.IsSet(fetchOffsetFlag.Name) {
+		o, err := parseOffset(c.String(fetchOffsetFlag.Name))
+		if err != nil {
+			return usageError("fetch: --offset: %v", err)
+		}
+		offset = &o
 	}
 	dir := c.String(fetchLogFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	if c.Bool(fetchFollowFlag.Name) {
-		return follow(c, dir, iso, out)
+		return follow(c, dir, iso, offset, out)
 	}
 	l, err := fetch.Open(dir)
 	if err != nil {
@@ -83,13 +87,16 @@ func runFetch(c *cli.Context) error {
 		}
 	}
 	req := fetch.Request{
-		FetchOffset: c.Int64(fetchOffsetFlag.Name), MaxBytes: int32(c.Int(fetchMaxFlag.Name)),
+		FetchOffset: -1, MaxBytes: int32(c.Int(fetchMaxFlag.Name)),
 		PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), MinBytes: int32(c.Int(fetchMinBytesFlag.Name)),
 		MaxWait: c.Duration(fetchMaxWaitFlag.Name).Milliseconds(), Isolation: iso, Replica: c.Bool(fetchReplicaFlag.Name),
 		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw, OverrideHighWatermark: hw >= 0,
 		// The flags carry the consumer defaults: what they say is used as
 		// given, 0 included (KIP-74: the first batch whole).
 		ExactBytes: true,
+	}
+	if offset != nil {
+		req.FetchOffset = resolveFetchOffset(l, *offset, hw, req.Replica, iso)
 	}
 	if req.FetchOffset < 0 {
 		req.FetchOffset = l.LogStartOffset()
@@ -111,6 +118,25 @@ func runFetch(c *cli.Context) error {
 		return &exitError{code: ExitFindings, msg: "fetch: OFFSET_OUT_OF_RANGE: " + oor.Error()}
 	}
 	return nil
+}
+
+// resolveFetchOffset reads --offset against the log as a consumer sees it:
+// earliest is the log start offset; latest is the high watermark (the
+// --high-watermark flag, else the checkpoint's, else the log end offset),
+// the last stable offset for read_committed, the log end offset for a
+// replica; -N is N offsets before latest.
+func resolveFetchOffset(l *fetch.Log, o offsetSpec, hw int64, replica bool, iso fetch.Isolation) int64 {
+	end := l.HighWatermark()
+	switch {
+	case replica:
+		end = l.LogEndOffset()
+	case hw >= 0:
+		end = min(hw, l.LogEndOffset())
+	}
+	if iso == fetch.ReadCommitted && !replica {
+		end = l.LastStableOffset(end)
+	}
+	return o.resolve(l.LogStartOffset(), end)
 }
 
 // frameRecords yields the whole batches of a frame and their records.
@@ -237,7 +263,15 @@ func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr
 }
 
 // follow runs a consumer until the context ends: poll, print, commit.
-func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) error {
+func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, out *bufio.Writer) error {
+	start := int64(-1)
+	if offset != nil {
+		l, err := fetch.Open(dir)
+		if err != nil {
+			return fail("fetch", err)
+		}
+		start = resolveFetchOffset(l, *offset, c.Int64(fetchHWFlag.Name), false, iso)
+	}
 	wait := c.Duration(fetchMaxWaitFlag.Name)
 	if wait <= 0 {
 		wait = 500 * time.Millisecond
@@ -248,7 +282,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, out *bufio.Writer) 
 	}
 	hw := c.Int64(fetchHWFlag.Name)
 	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{
-		Group: c.String(fetchGroupFlag.Name), StartOffset: c.Int64(fetchOffsetFlag.Name), UseStartOffset: c.Int64(fetchOffsetFlag.Name) >= 0,
+		Group: c.String(fetchGroupFlag.Name), StartOffset: start, UseStartOffset: offset != nil && start >= 0,
 		Reset:    reset,
 		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), ExactBytes: true,
 		MinBytes: int32(max(1, c.Int(fetchMinBytesFlag.Name))), MaxWait: wait, Isolation: iso,

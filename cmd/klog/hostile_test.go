@@ -64,25 +64,12 @@ type runResult struct {
 	took   time.Duration
 }
 
-// TestMain doubles as the helper that measures a klog run's peak RSS:
-// Linux carries a process's pre-exec high-water mark into the RSS of what
-// it execs (and os/exec starts children sharing the parent's memory), so a
-// child of the big test process would report the test's own peak. A small
-// helper process starting klog reports klog's peak alone.
-func TestMain(m *testing.M) {
-	if out := os.Getenv("KLOG_RSS_HELPER"); out != "" {
-		os.Exit(rssHelper(out, os.Args[1:]))
-	}
-	if p := os.Getenv("KLOG_LOCK_HELPER"); p != "" {
-		os.Exit(lockHelper(p))
-	}
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
+// rssHelper measures a klog run's peak RSS (TestMain, in script_test.go,
+// runs it when KLOG_RSS_HELPER is set): Linux carries a process's pre-exec
+// high-water mark into the RSS of what it execs (and os/exec starts
+// children sharing the parent's memory), so a child of the big test
+// process would report the test's own peak. A small helper process
+// starting klog reports klog's peak alone.
 func rssHelper(out string, args []string) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

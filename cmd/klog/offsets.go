@@ -65,16 +65,13 @@ func parseOffsetsTime(s string) (int64, error) {
 	case "max-timestamp", "-3":
 		return partition.MaxTimestamp, nil
 	}
-	return parseTimestamp(s)
+	return parseTime(s)
 }
 
 func runOffsets(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
 		return usageError("offsets: no DIR given")
-	}
-	if err := checkArgs(args); err != nil {
-		return err
 	}
 	target, err := parseOffsetsTime(c.String(offsetsTimeFlag.Name))
 	if err != nil {

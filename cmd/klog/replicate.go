@@ -263,7 +263,7 @@ func runReplicate(c *cli.Context) error {
 		}
 		rows = append(rows, r)
 	}
-	if err := dump.WriteTable(out, header, rows); err != nil {
+	if err := dump.WriteTable(styled(c, out, "table"), header, rows); err != nil {
 		return fail("replicate", err)
 	}
 	for i, call := range calls {

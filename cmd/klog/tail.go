@@ -21,7 +21,8 @@ import (
 var (
 	tailJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line (type, topic, partition, logEndOffset, highWatermark, time, ...)"}
 	tailTableFlag   = &cli.BoolFlag{Name: "table", Usage: "a live table, one row per partition: LEO, HW, LEO−HW, last batch, batches/s"}
-	tailBeginFlag   = &cli.BoolFlag{Name: "from-beginning", Usage: "report the batches already there first (default: start at the end)"}
+	tailBeginFlag   = &cli.BoolFlag{Name: "from-beginning", Usage: "report the batches already there first, as --from earliest"}
+	tailFromFlag    = &cli.StringFlag{Name: "from", Usage: "where to start: latest (the end; the default), earliest, N (the batches holding offsets from N) or -N (the batches holding the last N offsets), reported before new ones"}
 	tailDataFlag    = &cli.BoolFlag{Name: "print-data-log", Usage: "print every record of each new batch, with keys and values"}
 	tailTimeoutFlag = &cli.DurationFlag{Name: "timeout", Usage: "stop after this long (default: until interrupted)"}
 )
@@ -42,7 +43,7 @@ place on a terminal and printed as snapshots otherwise. Watches directories
 with inotify (one watch per directory; see fs.inotify.max_user_watches) and
 never polls. Exit status 0 on --timeout, 130 on Ctrl-C (143 on SIGTERM), 2 on
 trouble (an unreadable partition is reported and the others followed).`,
-	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag},
+	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailFromFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag},
 	Action: runTail,
 }
 
@@ -51,9 +52,6 @@ const tableRefresh = 500 * time.Millisecond
 
 func runTail(c *cli.Context) error {
 	paths := c.Args().Slice()
-	if err := checkArgs(paths); err != nil {
-		return err
-	}
 	if len(paths) == 0 {
 		return usageError("tail: no PATH given (a partition directory or a log directory)")
 	}
@@ -80,6 +78,24 @@ func runTail(c *cli.Context) error {
 	events := make(chan tail.Event, 256)
 	done := make(chan error, 1)
 	opts := tail.Options{FromBeginning: c.Bool(tailBeginFlag.Name)}
+	if c.IsSet(tailFromFlag.Name) {
+		o, err := parseOffset(c.String(tailFromFlag.Name))
+		if err != nil {
+			return usageError("tail: --from: %v", err)
+		}
+		if opts.FromBeginning && o.kind != offsetEarliest {
+			return usageError("tail: --from-beginning and --from %s exclude each other", o)
+		}
+		switch o.kind {
+		case offsetEarliest:
+			opts.FromBeginning = true
+		case offsetLast:
+			opts.FromLast = o.n
+		case offsetAbsolute:
+			opts.FromOffset = o.n
+			opts.FromBeginning = o.n == 0
+		}
+	}
 	go func() { done <- tail.Run(ctx, paths, opts, events) }()
 
 	var tick <-chan time.Time
@@ -504,7 +520,7 @@ func (t *tailTable) draw(now time.Time) error {
 	} else {
 		t.buf.WriteString(now.UTC().Format("2006-01-02T15:04:05.000Z") + "\n")
 	}
-	if err := dump.WriteTable(&t.buf, tableHeader, rows); err != nil {
+	if err := dump.WriteTable(&dump.StyledWriter{W: &t.buf, Style: dump.TableStyle{MaxWidth: terminalWidth(t.w)}}, tableHeader, rows); err != nil {
 		return errors.New("table: " + err.Error())
 	}
 	_, err := t.w.Write(t.buf.Bytes())

@@ -323,7 +323,7 @@ func TestTailUsage(t *testing.T) {
 	}{
 		{"no path", []string{"tail"}, "no PATH"},
 		{"json and table", []string{"tail", "--json", "--table", dir}, "exclude each other"},
-		{"flag after path", []string{"tail", dir, "--json"}, "flags must come before"},
+		{"flag after path", []string{"tail", dir, "--table", "--json"}, "exclude each other"},
 		{"missing path", []string{"tail", filepath.Join(dir, "missing")}, "no such file"},
 	}
 	for _, c := range cases {

@@ -1,23 +1,26 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
 
 var (
-	verifyJSONFlag = &cli.BoolFlag{Name: "json", Usage: "write one JSON object per file to stdout"}
-	verifyJobsFlag = &cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files verified in parallel (default: number of CPUs)"}
-	verifyQuiet    = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only files with findings"}
+	verifyJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "write one JSON object per file to stdout"}
+	verifyJobsFlag     = &cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files verified in parallel (default: number of CPUs)"}
+	verifyQuiet        = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only files with findings (and the summary)"}
+	verifyFailFastFlag = &cli.BoolFlag{Name: "fail-fast", Usage: "stop at the first file with a finding or an I/O error"}
 )
 
 var verifyCommand = &cli.Command{
@@ -32,10 +35,16 @@ v0/v1 message's CRC-32 is checked, every record decoded (compressed batches
 decompressed), offsets checked across batches and segments, and indexes,
 producer snapshots and checkpoints checked against the log.
 
-A one-line verdict per file goes to stderr, followed by its findings; --json
-writes one object per file to stdout instead. Exit status: 0 clean, 1
-findings, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, maxBatchFlag},
+Each file's verdict goes to stdout as soon as that file (and the partition
+checks that concern it) is done, in a stable order: arguments in order,
+directories in offset order, a log dir's checkpoints after its partitions.
+Its findings follow, indented. One summary line ends the run: files,
+batches, records, bytes, problems, elapsed. --json writes one object per
+file instead (no summary). --fail-fast stops at the first file with a
+finding. On a terminal, progress in bytes is shown on stderr.
+
+Exit status: 0 clean, 1 findings, 2 usage or I/O trouble.`,
+	Flags:  []cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag},
 	Action: runVerify,
 }
 
@@ -44,52 +53,123 @@ func runVerify(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("verify: no PATH given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
+	start := time.Now()
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	jsonOut, quiet, failFast := c.Bool(verifyJSONFlag.Name), c.Bool(verifyQuiet.Name), c.Bool(verifyFailFastFlag.Name)
+	out := bufio.NewWriter(c.App.Writer)
+	enc := json.NewEncoder(out)
+	var (
+		bar      *progress
+		sum      verifySummary
+		stopped  bool
+		writeErr error
+		b        strings.Builder
+	)
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Stdin: c.App.Reader}
-	errw := c.App.ErrWriter
-	if isTerminal(errw) {
-		opts.Progress = func(done, total int) {
-			if total >= 20 {
-				fmt.Fprintf(errw, "\rverifying: %d/%d files", done, total)
-				if done == total {
-					io.WriteString(errw, "\r\033[K")
-				}
-			}
-		}
+	if progressWanted(c, jsonOut) {
+		opts.OnStart = func(_ int, total int64) { bar = newProgress(c, "verifying", jsonOut, func() int64 { return total }) }
+		opts.OnBytes = func(n int64) { bar.add(n) }
 	}
-	rep, err := verify.Run(c.Context, args, opts)
-	if err != nil && (rep == nil || !rep.Partial) {
-		return fail("verify", err)
-	}
-	if c.Bool(verifyJSONFlag.Name) {
-		enc := json.NewEncoder(c.App.Writer)
-		for i := range rep.Files {
-			if err := enc.Encode(&rep.Files[i]); err != nil {
-				return fail("verify", err)
-			}
+	opts.OnFile = func(f *verify.FileReport) {
+		if stopped {
+			return
 		}
-	} else {
-		var b strings.Builder
-		for i := range rep.Files {
-			f := &rep.Files[i]
-			if c.Bool(verifyQuiet.Name) && f.OK && !f.Partial {
-				continue
+		sum.add(f)
+		bad := !f.OK
+		if jsonOut {
+			if err := enc.Encode(f); err != nil && writeErr == nil {
+				writeErr = err
 			}
+		} else if !quiet || bad {
+			b.Reset()
 			writeVerdict(&b, f)
+			out.WriteString(b.String())
 		}
-		io.WriteString(errw, b.String())
+		bar.clear()
+		if err := out.Flush(); err != nil && writeErr == nil {
+			writeErr = err
+		}
+		if failFast && bad {
+			stopped = true
+			cancel()
+		}
+	}
+	_, err := verify.Run(ctx, args, opts)
+	bar.finish()
+	if sig := interrupted(c.Context); sig != nil {
+		// Stopped by a signal: the verdicts printed so far stand; run
+		// says the output is partial and exits 130/143.
+		out.Flush()
+		return sig
+	}
+	if err != nil && !(stopped && errors.Is(err, context.Canceled)) {
+		if errors.Is(err, context.Canceled) && c.Context.Err() != nil {
+			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
+		}
+		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	}
+	if !jsonOut {
+		sum.write(out, time.Since(start), stopped)
+	}
+	if err := out.Flush(); err != nil && writeErr == nil {
+		writeErr = err
+	}
+	if writeErr != nil {
+		return &exitError{code: ExitTrouble, msg: "verify: " + writeErr.Error()}
 	}
 	switch {
-	case rep.Partial:
-		return err // the signal's exit code; run says the output is partial
-	case rep.IOErrors() > 0:
+	case sum.ioErrors > 0: // every file reported: all of them, or up to --fail-fast's stop
 		return &exitError{code: ExitTrouble}
-	case rep.Findings() > 0:
+	case sum.problems > 0:
 		return &exitError{code: ExitFindings}
 	}
 	return nil
+}
+
+// verifySummary adds up the files reported so far.
+type verifySummary struct {
+	files, batches, records, bytes int64
+	problems, ioErrors, skipped    int
+}
+
+func (s *verifySummary) add(f *verify.FileReport) {
+	if f.Skipped != "" {
+		s.skipped++ // listed, not checked
+		return
+	}
+	s.files++
+	if f.Kind == "log" || f.Kind == "checkpoint" {
+		s.batches += f.Batches
+		s.records += f.Records // other kinds count entries there
+	}
+	s.bytes += f.Bytes
+	s.problems += f.Findings()
+	if f.Err != "" {
+		s.ioErrors++
+	}
+}
+
+// write prints the summary line, e.g. "verified 3 files: 4 batches, 59
+// records, 2385 bytes (2.3 KiB), 0 problems in 0.0s".
+func (s *verifySummary) write(w io.Writer, elapsed time.Duration, stopped bool) {
+	var b strings.Builder
+	if stopped {
+		b.WriteString("stopped at the first finding after ")
+	} else {
+		b.WriteString("verified ")
+	}
+	b.WriteString(plural(s.files, "file", "files") + ": " + plural(s.batches, "batch", "batches") + ", " +
+		plural(s.records, "record", "records") + ", " + plural(s.bytes, "byte", "bytes") + " (" + humanBytes(s.bytes) + "), " +
+		plural(int64(s.problems), "problem", "problems"))
+	if s.ioErrors > 0 {
+		b.WriteString(", " + plural(int64(s.ioErrors), "unreadable file", "unreadable files"))
+	}
+	if s.skipped > 0 {
+		b.WriteString(", " + plural(int64(s.skipped), "file", "files") + " skipped (not Kafka files)")
+	}
+	b.WriteString(" in " + strconv.FormatFloat(elapsed.Seconds(), 'f', 1, 64) + "s\n")
+	io.WriteString(w, b.String())
 }
 
 // writeVerdict renders one file: "PATH: ok (N batches, M records, B bytes)"
@@ -132,15 +212,6 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 	for _, k := range slices.Sorted(maps.Keys(f.Omitted)) {
 		b.WriteString("  … and " + strconv.FormatInt(f.Omitted[k], 10) + " more " + k + " problems (the first " + strconv.Itoa(verify.MaxProblemsPerKind) + " of each kind are listed)\n")
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func plural(n int64, one, many string) string {

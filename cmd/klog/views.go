@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
@@ -21,8 +20,8 @@ import (
 var (
 	viewsJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "write JSON, one object per line (per segment, or per result), instead of tables"}
 	statsTopFlag      = &cli.IntFlag{Name: "top", Value: 10, Usage: "producers shown in the table, by batches (0: all); --json lists all"}
-	findOffsetFlag    = &cli.Int64Flag{Name: "offset", Usage: "find the record with this offset (or the next one present)"}
-	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, or RFC 3339 such as 2023-11-14T22:13:20Z)"}
+	findOffsetFlag    = &cli.StringFlag{Name: "offset", Usage: "find the record with this offset (or the next one present): N, -N (N before the log end offset) or earliest"}
+	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, RFC 3339 such as 2023-11-14T22:13:20Z, or -1h for an hour ago)"}
 	findMaxDataFlag   = &cli.IntFlag{Name: "max-data-bytes", Value: 512, Usage: "cut keys and values longer than this in the table (0: no limit); --json prints them whole"}
 )
 
@@ -45,7 +44,7 @@ indexHealth, gapBefore, overlapBefore, tail, tailBytes, problems.
 
 Exit status: 0 clean; 1 an index has problems or segments overlap; 2 usage
 or I/O trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, noProgressFlag, maxBatchFlag},
 	Action: runSegments,
 }
 
@@ -74,7 +73,7 @@ noTimestampBytes, otherHoursBatches, otherHoursBytes, problems, problemCount.
 Exit status: 0 clean; 1 data problems were met (unreadable batches,
 undecompressable records, bytes after the last batch); 2 usage or I/O
 trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, statsTopFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, statsTopFlag, noProgressFlag, maxBatchFlag},
 	Action: runStats,
 }
 
@@ -120,7 +119,7 @@ cannot be decoded (the answer is still given, from a scan of the segment
 start when the index entry is unusable), or an offset out of range (below
 the first segment, or at or past the log end: Kafka's OFFSET_OUT_OF_RANGE);
 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, findMaxDataFlag, maxBatchFlag},
+	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag},
 	Action: runFind,
 }
 
@@ -135,9 +134,6 @@ func runSegments(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("segments: no DIR given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	dirs, err := dump.PartitionDirs(args)
 	if err != nil {
 		return viewError("segments", err)
@@ -147,10 +143,16 @@ func runSegments(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
+	defer bar.finish()
 	findings := 0
 	unreadable := 0
 	for i, d := range dirs {
-		ps, err := dump.Segments(c.Context, d, dump.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+		ps, err := dump.Segments(c.Context, d, dump.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
 			if c.Context.Err() != nil {
 				return err
@@ -162,13 +164,13 @@ func runSegments(c *cli.Context) error {
 			continue
 		}
 		findings += ps.Findings()
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			err = dump.WriteSegmentsJSON(out, ps)
 		} else {
 			if i > 0 {
 				out.WriteString("\n")
 			}
-			err = dump.WriteSegmentsTable(out, ps)
+			err = dump.WriteSegmentsTable(styled(c, out, format), ps)
 		}
 		if err != nil {
 			return viewError("segments", err)
@@ -191,13 +193,19 @@ func runStats(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("stats: no PATH given")
 	}
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
-	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(c, "reading", format == "json", func() int64 {
+		files, _ := dump.StatsFiles(args) // errors are CollectStats's to report
+		return sizeOf(files)
+	})
+	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
+	bar.finish()
 	if err != nil {
 		return viewError("stats", err)
 	}
@@ -205,10 +213,10 @@ func runStats(c *cli.Context) error {
 		return usageError("stats: no segment found in %s", strings.Join(args, ", "))
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			return dump.WriteStatsJSON(w, rep)
 		}
-		return dump.WriteStatsTable(w, rep, c.Int(statsTopFlag.Name))
+		return dump.WriteStatsTable(styled(c, w, format), rep, c.Int(statsTopFlag.Name))
 	}); err != nil {
 		return viewError("stats", err)
 	}
@@ -226,23 +234,32 @@ func runStats(c *cli.Context) error {
 
 func runFind(c *cli.Context) error {
 	args := c.Args().Slice()
-	if err := checkArgs(args); err != nil {
-		return err
-	}
 	if len(args) != 1 {
 		return usageError("find: give exactly one partition DIR (got %d arguments)", len(args))
+	}
+	format, err := viewFormat(c)
+	if err != nil {
+		return err
 	}
 	var q dump.FindQuery
 	switch byOff, byTS := c.IsSet(findOffsetFlag.Name), c.IsSet(findTimestampFlag.Name); {
 	case byOff == byTS:
 		return usageError("find: give exactly one of --offset and --timestamp")
 	case byOff:
-		q.Offset = c.Int64(findOffsetFlag.Name)
-		if q.Offset < 0 {
-			return usageError("find: --offset must not be negative")
+		o, err := parseOffset(c.String(findOffsetFlag.Name))
+		if err != nil {
+			return usageError("find: --offset: %v", err)
+		}
+		q.Offset = o.n
+		if o.kind != offsetAbsolute {
+			l, err := fetch.Open(args[0])
+			if err != nil {
+				return viewError("find", err)
+			}
+			q.Offset = o.resolve(l.LogStartOffset(), l.LogEndOffset())
 		}
 	default:
-		ts, err := parseTimestamp(c.String(findTimestampFlag.Name))
+		ts, err := parseTime(c.String(findTimestampFlag.Name))
 		if err != nil {
 			return usageError("find: --timestamp: %v", err)
 		}
@@ -266,10 +283,10 @@ func runFind(c *cli.Context) error {
 		return viewError("find", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
-		if c.Bool(viewsJSONFlag.Name) {
+		if format == "json" {
 			return dump.WriteFindJSON(w, res)
 		}
-		return dump.WriteFindTable(w, res, c.Int(findMaxDataFlag.Name))
+		return dump.WriteFindTable(styled(c, w, format), res, c.Int(findMaxDataFlag.Name))
 	}); err != nil {
 		return viewError("find", err)
 	}
@@ -286,22 +303,4 @@ func writeView(w io.Writer, render func(io.Writer) error) error {
 		return err
 	}
 	return out.Flush()
-}
-
-// parseTimestamp reads epoch milliseconds or an RFC 3339 time.
-func parseTimestamp(s string) (int64, error) {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if v < 0 {
-			return 0, errors.New("must not be negative")
-		}
-		return v, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, errors.New("want epoch milliseconds or an RFC 3339 time, got " + strconv.Quote(s))
-	}
-	if t.UnixMilli() < 0 {
-		return 0, errors.New("must not be before 1970")
-	}
-	return t.UnixMilli(), nil
 }

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// urfave/cli v2 hands flags to Go's flag package, which stops at the first
+// positional argument: `klog verify DIR --json` would read "--json" as a
+// second PATH. normalizeArgs moves every flag of the chosen command in front
+// of its positional arguments before the app parses anything, so operators
+// can type flags anywhere, as with kcat, rpk or kubectl.
+//
+// Which tokens are flag values comes from each command's own cli.Flag
+// definitions: a flag takes a value unless it is a *cli.BoolFlag (or says
+// otherwise through TakesValue), so commands added later are covered with no
+// change here. The rules:
+//
+//   - "--" ends the flags; everything after it is positional, even "-x".
+//   - The token after a flag that takes a value is that value, whatever it
+//     looks like ("--offset -5", "--key-separator -").
+//   - "--name=value" is one token; "-" alone is a positional (stdin).
+//   - Repeated flags keep their order (slice flags collect them in order).
+//   - Unknown flags stay flags, so parsing reports them with a suggestion.
+//   - -h/--help anywhere shows CMD's help and ignores the rest.
+//   - `klog CMD help` shows CMD's help, unless a file named "help" exists,
+//     which is then CMD's argument like any other.
+func normalizeArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := append(make([]string, 0, len(args)+1), args[0])
+	i := 1
+	// Global flags before the command.
+	for i < len(args) && isFlagToken(args[i]) {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		out = append(out, args[i])
+		if f := lookupFlag(app.Flags, args[i]); f != nil && flagTakesValue(f) && !strings.Contains(args[i], "=") && i+1 < len(args) {
+			out = append(out, args[i+1])
+			i++
+		}
+		i++
+	}
+	if i == len(args) {
+		return out
+	}
+	cmd := app.Command(args[i])
+	if cmd == nil || cmd.SkipFlagParsing {
+		return append(out, args[i:]...)
+	}
+	return append(out, normalizeCommand(cmd, args[i], args[i+1:])...)
+}
+
+// normalizeCommand returns name followed by args with the flags first.
+func normalizeCommand(cmd *cli.Command, name string, args []string) []string {
+	var flags, pos []string
+	dashdash, help := false, false
+	dangling := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			dashdash = true
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !isFlagToken(a) {
+			if len(cmd.Subcommands) > 0 && len(pos) == 0 {
+				if sub := cmd.Command(a); sub != nil {
+					// A subcommand owns the rest of the line.
+					return append(append([]string{name}, flags...), normalizeCommand(sub, a, args[i+1:])...)
+				}
+			}
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		if strings.Contains(a, "=") {
+			continue
+		}
+		f := lookupFlag(cmd.Flags, a)
+		if cli.HelpFlag != nil && hasName(cli.HelpFlag, flagName(a)) {
+			f, help = cli.HelpFlag, true
+		}
+		if f != nil && flagTakesValue(f) {
+			if i+1 == len(args) {
+				// No value: leave it last so that parsing says so rather
+				// than take an argument for its value.
+				flags = flags[:len(flags)-1]
+				dangling = a
+				break
+			}
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	if help {
+		// urfave/cli would take the first argument for a help topic.
+		return []string{name, "--help"}
+	}
+	if len(pos) == 1 && pos[0] == "help" && !dashdash && len(cmd.Subcommands) == 0 {
+		if _, err := os.Lstat("help"); err != nil {
+			return append([]string{"help", name}, flags...)
+		}
+	}
+	out := append([]string{name}, flags...)
+	if dangling != "" {
+		// Parsing then reports the missing value.
+		return append(out, dangling)
+	}
+	if dashdash || anyFlagLike(pos) {
+		out = append(out, "--")
+	}
+	return append(out, pos...)
+}
+
+// isFlagToken reports whether a looks like a flag: "-x", "--x", "--".
+// "-" alone is stdin, a positional.
+func isFlagToken(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+func anyFlagLike(args []string) bool {
+	for _, a := range args {
+		if isFlagToken(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// flagName strips dashes and any "=value" from a flag token.
+func flagName(tok string) string {
+	n := strings.TrimLeft(tok, "-")
+	if i := strings.IndexByte(n, '='); i >= 0 {
+		n = n[:i]
+	}
+	return n
+}
+
+func lookupFlag(flags []cli.Flag, tok string) cli.Flag {
+	name := flagName(tok)
+	for _, f := range flags {
+		if hasName(f, name) {
+			return f
+		}
+	}
+	return nil
+}
+
+func hasName(f cli.Flag, name string) bool {
+	for _, n := range f.Names() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// flagTakesValue: every flag takes a value except boolean ones.
+func flagTakesValue(f cli.Flag) bool {
+	if _, ok := f.(*cli.BoolFlag); ok {
+		return false
+	}
+	if d, ok := f.(cli.DocGenerationFlag); ok {
+		return d.TakesValue()
+	}
+	return true
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klog-dev/klog/fetch"
+)
+
+// One input language for offsets, times and isolation levels, shared by
+// every command (README "Offsets, times and isolation").
+
+// isolationNames are Kafka's isolation.level values, the one spelling
+// klog accepts everywhere (--isolation of fetch and offsets).
+var isolationNames = []string{"read_uncommitted", "read_committed"}
+
+// parseIsolation reads an isolation level as Kafka's consumers spell it.
+func parseIsolation(s string) (fetch.Isolation, error) {
+	switch s {
+	case "read_uncommitted":
+		return fetch.ReadUncommitted, nil
+	case "read_committed":
+		return fetch.ReadCommitted, nil
+	}
+	return 0, errors.New("want read_uncommitted or read_committed, got " + strconv.Quote(s))
+}
+
+// now is the clock relative times are read against; tests replace it.
+var now = time.Now
+
+// parseTime reads a timestamp flag: epoch milliseconds (1700000000000),
+// RFC 3339 (2023-11-14T22:13:20Z, fractions allowed) or a duration before
+// now (-1h, -90m, -1h30m, -2d for days). The result is epoch ms, never
+// before 1970.
+func parseTime(s string) (int64, error) {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if v < 0 {
+			return 0, errors.New("epoch milliseconds must not be negative (for a time before now write a duration such as -1h)")
+		}
+		return v, nil
+	}
+	if strings.HasPrefix(s, "-") {
+		d, err := parseAgo(s[1:])
+		if err != nil {
+			return 0, err
+		}
+		ms := now().Add(-d).UnixMilli()
+		if ms < 0 {
+			return 0, errors.New(strconv.Quote(s) + " is before 1970")
+		}
+		return ms, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, errors.New("want epoch milliseconds, an RFC 3339 time (2023-11-14T22:13:20Z) or a duration before now (-1h), got " + strconv.Quote(s))
+	}
+	if t.UnixMilli() < 0 {
+		return 0, errors.New(strconv.Quote(s) + " is before 1970")
+	}
+	return t.UnixMilli(), nil
+}
+
+// parseAgo reads a Go duration, also accepting a whole number of days
+// ("2d") on its own.
+func parseAgo(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.ParseInt(d, 10, 64); err == nil && n >= 0 && n < 1<<20 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, errors.New("want a duration before now such as -1h, -30m or -2d, got " + strconv.Quote("-"+s))
+	}
+	return d, nil
+}
+
+// offsetKeywords are the named offsets an --offset flag accepts.
+var offsetKeywords = []string{"earliest", "latest"}
+
+// offsetSpec is an --offset value: an absolute offset, the last N records,
+// or earliest/latest (the log start and end offsets).
+type offsetSpec struct {
+	kind offsetKind
+	n    int64 // the offset, or N for offsetLast
+}
+
+type offsetKind uint8
+
+const (
+	offsetAbsolute offsetKind = iota
+	offsetLast                // -N: the last N records
+	offsetEarliest
+	offsetLatest
+)
+
+// parseOffset reads N, -N, earliest or latest.
+func parseOffset(s string) (offsetSpec, error) {
+	switch s {
+	case "earliest":
+		return offsetSpec{kind: offsetEarliest}, nil
+	case "latest":
+		return offsetSpec{kind: offsetLatest}, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return offsetSpec{}, errors.New("want an offset, -N (the last N records), earliest or latest, got " + strconv.Quote(s))
+	}
+	if v < 0 {
+		if v == -v { // MinInt64
+			return offsetSpec{}, errors.New("offset " + s + " is out of range")
+		}
+		return offsetSpec{kind: offsetLast, n: -v}, nil
+	}
+	return offsetSpec{kind: offsetAbsolute, n: v}, nil
+}
+
+// resolve turns the spec into an offset of a log whose offsets run from
+// start (the log start offset) to end (the log end offset, exclusive).
+// The last N records start at end-N, never below start.
+func (o offsetSpec) resolve(start, end int64) int64 {
+	switch o.kind {
+	case offsetEarliest:
+		return start
+	case offsetLatest:
+		return end
+	case offsetLast:
+		if end-start <= o.n {
+			return start
+		}
+		return end - o.n
+	}
+	return o.n
+}
+
+func (o offsetSpec) String() string {
+	switch o.kind {
+	case offsetEarliest:
+		return "earliest"
+	case offsetLatest:
+		return "latest"
+	case offsetLast:
+		return "-" + strconv.FormatInt(o.n, 10)
+	}
+	return strconv.FormatInt(o.n, 10)
+}
