@@ -33,7 +33,7 @@ var markerSuffixes = []string{".deleted", ".cleaned", ".swap"}
 func explicitTask(p string, st os.FileInfo) task {
 	if !st.Mode().IsRegular() {
 		return task{path: p, kind: kindUnknown, base: -1,
-			err: errors.New("not a regular file (use - to read a segment from stdin)")}
+			err: errors.New("not a regular file or a pipe (use - to read a segment from stdin)")}
 	}
 	t := classify(p)
 	if t.kind == "" && looksLikeSegment(p) {

@@ -246,6 +246,22 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if st.Mode()&os.ModeNamedPipe != 0 {
+			// A pipe (cat seg.log | klog verify /dev/stdin): read like -.
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, err
+			}
+			t, cleanup, err := stdinTask(f)
+			f.Close()
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			t.name = p
+			ex.tasks = append(ex.tasks, t)
+			continue
+		}
 		if !st.IsDir() {
 			ex.tasks = append(ex.tasks, explicitTask(p, st))
 			continue

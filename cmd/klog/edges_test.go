@@ -393,3 +393,19 @@ func TestFetchEdges(t *testing.T) {
 		t.Errorf("--reset none without a commit: exit %d: %s", code, errs)
 	}
 }
+
+// TestVerifyPipe: cat seg.log | klog verify /dev/stdin reads the pipe as a
+// segment (it used to say "ok" about bytes it never read).
+func TestVerifyPipe(t *testing.T) {
+	bin := klogBinary(t, "")
+	bad, err := os.ReadFile(segments(t, "kafka-written", "derived-corrupt", "bad-crc-none", "00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "verify", "/dev/stdin")
+	cmd.Stdin = strings.NewReader(string(bad))
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != ExitFindings || !strings.Contains(string(out), "/dev/stdin: 1 problem") {
+		t.Errorf("verify /dev/stdin on a pipe: exit %d, want 1 with the CRC finding:\n%s", code, out)
+	}
+}
