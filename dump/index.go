@@ -197,6 +197,11 @@ func addPair(m *map[string][][2]int64, keys *[]string, k string, a, b int64) {
 	if _, ok := (*m)[k]; !ok {
 		*keys = append(*keys, k)
 	}
+	// Kafka keeps every pair; a hostile time index could name millions, so
+	// past maxSummaryKeys per file they are no longer kept.
+	if len((*m)[k]) >= maxSummaryKeys {
+		return
+	}
 	(*m)[k] = append((*m)[k], [2]int64{a, b})
 }
 
