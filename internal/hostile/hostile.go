@@ -44,6 +44,41 @@ const (
 	SparseTxn     = 512 << 20 // zero-filled .txnindex
 )
 
+// StoredBombRecords is the size of the offset-delta bomb stored in
+// testdata/hostile (the test-time one is larger).
+const StoredBombRecords = 200_000
+
+// Dense returns the hostile segments small enough to store in
+// testdata/hostile, by name: each is a whole .log.
+func Dense() map[string][]byte {
+	bomb, err := OffsetDeltaBomb(StoredBombRecords)
+	if err != nil {
+		panic(err) // gzip into memory does not fail
+	}
+	huge := Batch(0, 0, 0, 1, record(0, nil))
+	huge[8], huge[9], huge[10], huge[11] = 0x7f, 0xff, 0xff, 0xf0
+	return map[string][]byte{
+		"huge-length":       huge,
+		"huge-count":        Batch(0, 0, 0, 1<<31-1, record(0, []byte("v"))),
+		"endless-varint":    Batch(0, 0, 0, 1, bytes.Repeat([]byte{0xff}, 300)),
+		"offset-delta-bomb": bomb,
+		"zstd-bomb":         Batch(0, int16(format.CompressionZstd), 0, 1, ZstdRLEFrame(ZstdBombBytes)),
+		"junk":              junk(4096),
+	}
+}
+
+func junk(n int) []byte {
+	b := make([]byte, n)
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b[i] = byte(x)
+	}
+	return b
+}
+
 // Build writes every case under root and returns them.
 func Build(root string) ([]Case, error) {
 	var cases []Case
@@ -99,15 +134,7 @@ func Build(root string) ([]Case, error) {
 		{"junk", true, func(dir string) error {
 			// Bytes that look like nothing: offsets found in them must
 			// never be reported as garbage numbers.
-			junk := make([]byte, 4096)
-			x := uint64(0x9e3779b97f4a7c15)
-			for i := range junk {
-				x ^= x << 13
-				x ^= x >> 7
-				x ^= x << 17
-				junk[i] = byte(x)
-			}
-			return os.WriteFile(seg(dir, 0), junk, 0o644)
+			return os.WriteFile(seg(dir, 0), junk(4096), 0o644)
 		}},
 		{"sparse-indexes", true, func(dir string) error {
 			// A valid segment beside sparse, zero-filled index files.
