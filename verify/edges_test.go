@@ -77,3 +77,25 @@ func hostileName(base int64) string {
 	s := "00000000000000000000" + itoa(base)
 	return s[len(s)-20:] + ".log"
 }
+
+// TestStoredHostileSegments: every stored hostile segment is a finding,
+// never "ok", and costs no more than its per-kind problems.
+func TestStoredHostileSegments(t *testing.T) {
+	matches, _ := filepath.Glob(filepath.Join("..", "testdata", "hostile", "*.log"))
+	if len(matches) == 0 {
+		t.Fatal("no stored hostile segments")
+	}
+	for _, m := range matches {
+		rep, err := Run(context.Background(), []string{m}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		f := rep.Files[0]
+		if f.OK || f.Findings() == 0 {
+			t.Errorf("%s: ok, want a finding", m)
+		}
+		if len(f.Problems) > MaxProblemsPerKind*4 {
+			t.Errorf("%s: %d problems kept", m, len(f.Problems))
+		}
+	}
+}
