@@ -48,6 +48,12 @@ func (s *StyledWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// WriteTable lets packages that do not import dump (inspect) render
+// their tables in the style it carries.
+func (s *StyledWriter) WriteTable(header []string, rows [][]string) error {
+	return WriteTable(s, header, rows)
+}
+
 // WriteTable renders rows under a header with tablewriter (v1 API), for
 // the views people read; never used for kafka-dump-log output. Through a
 // StyledWriter it fits a width or writes TSV.

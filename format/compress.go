@@ -9,6 +9,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 // DefaultMaxDecompressedBytes caps what one batch may decompress to. It
@@ -270,6 +271,9 @@ func grow(dst []byte, n int) []byte {
 // Compressor compresses record streams the way Kafka's producers do. The
 // zero value is ready to use; it is not safe for concurrent use.
 type Compressor struct {
+	// lz4 is reused: its hash table is large, and a new one per batch
+	// made lz4 the slowest codec to write.
+	lz4      lz4.Compressor
 	gz       *gzip.Writer
 	zstd     *zstd.Encoder
 	buf      sliceWriter
@@ -304,7 +308,7 @@ func (c *Compressor) Compress(codec Compression, magic int8, dst, src []byte) ([
 	case CompressionSnappy:
 		return encodeXerial(dst, src), nil
 	case CompressionLZ4:
-		return encodeLZ4Frame(dst, src, magic)
+		return encodeLZ4FrameWith(&c.lz4, dst, src, magic)
 	case CompressionZstd:
 		if magic < MagicV2 {
 			return dst, errors.New("zstd needs magic v2 (KIP-110)")

@@ -110,6 +110,13 @@ func decodeLZ4Frame(src, dst []byte, magic int8, max int) ([]byte, error) {
 }
 
 func encodeLZ4Frame(dst, src []byte, magic int8) ([]byte, error) {
+	var c lz4.Compressor
+	return encodeLZ4FrameWith(&c, dst, src, magic)
+}
+
+// encodeLZ4FrameWith is encodeLZ4Frame with a block compressor the caller
+// reuses (its hash table is too large to allocate per batch).
+func encodeLZ4FrameWith(c *lz4.Compressor, dst, src []byte, magic int8) ([]byte, error) {
 	dst = binary.LittleEndian.AppendUint32(dst, lz4Magic)
 	flg, bd := byte(lz4FlgVersion|lz4FlgIndep), byte(0x40)
 	dst = append(dst, flg, bd)
@@ -121,7 +128,6 @@ func encodeLZ4Frame(dst, src []byte, magic int8) ([]byte, error) {
 	} else {
 		dst = append(dst, byte(xxh32([]byte{flg, bd})>>8))
 	}
-	var c lz4.Compressor
 	for len(src) > 0 {
 		n := min(len(src), lz4BlockMax)
 		at := len(dst)

@@ -748,17 +748,11 @@ func (c *Cluster) CrashLeader() (*Broker, error) {
 }
 
 // truncateFollower cuts a follower's log where it diverges from the
-// leader's: at the end offset, in the leader's epoch history, of the last
-// epoch the follower knew (OffsetsForLeaderEpoch, KIP-101), or the leader's
-// log end, whichever is smaller.
+// leader's, by Kafka's leader-epoch rule (KIP-101/KIP-279,
+// partition.FollowerTruncation): the follower's history is the cluster's
+// epochs up to the last one it followed or led, as far as its log reaches.
 func (c *Cluster) truncateFollower(b *Broker) error {
-	end := c.leader.LEO()
-	for _, e := range c.epochs {
-		if e.epoch > b.epoch {
-			end = min(end, e.start)
-			break
-		}
-	}
+	end := partition.FollowerTruncation(c.epochCache(c.epoch, c.leader.LEO()), c.leader.LEO(), c.epochCache(b.epoch, b.LEO()), b.LEO(), b.hw)
 	b.epoch = c.epoch
 	if b.LEO() > end {
 		if _, err := b.app.TruncateTo(end); err != nil {
@@ -767,6 +761,18 @@ func (c *Cluster) truncateFollower(b *Broker) error {
 	}
 	c.fetchOff[b.ID] = b.LEO()
 	return nil
+}
+
+// epochCache is the leader-epoch cache of a replica that knows epochs up to
+// epoch and holds offsets below leo.
+func (c *Cluster) epochCache(epoch int32, leo int64) []format.EpochEntry {
+	var out []format.EpochEntry
+	for _, e := range c.epochs {
+		if e.epoch <= epoch && e.start <= leo {
+			out = append(out, format.EpochEntry{Epoch: e.epoch, StartOffset: e.start})
+		}
+	}
+	return out
 }
 
 // Restart brings a stopped broker back as a follower: it truncates to the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
@@ -20,6 +21,8 @@ import (
 var (
 	viewsJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "write JSON, one object per line (per segment, or per result), instead of tables"}
 	statsTopFlag      = &cli.IntFlag{Name: "top", Value: 10, Usage: "producers shown in the table, by batches (0: all); --json lists all"}
+	statsWhatIfFlag   = &cli.StringFlag{Name: "what-if", Usage: "also recompress every v2 batch's records with these `CODECS` (e.g. zstd,lz4,gzip,snappy,none) at Kafka's default levels: stored bytes, ratio against today, CPU per MiB"}
+	statsSampleFlag   = &cli.Float64Flag{Name: "sample", Value: 1, Usage: "with --what-if: recompress this `FRACTION` of the batches (0 < f <= 1; deterministic)"}
 	findOffsetFlag    = &cli.StringFlag{Name: "offset", Usage: "find the record with this offset (or the next one present): N, -N (N before the log end offset) or earliest"}
 	findTimestampFlag = &cli.StringFlag{Name: "timestamp", Usage: "find the first record with a timestamp >= `T` (epoch ms, RFC 3339 such as 2023-11-14T22:13:20Z, or -1h for an hour ago)"}
 	findMaxDataFlag   = &cli.IntFlag{Name: "max-data-bytes", Value: 512, Usage: "cut keys and values longer than this in the table (0: no limit); --json prints them whole"}
@@ -70,10 +73,20 @@ transactionalRecords, transactionalBatchShare, transactionalRecordShare,
 hours ([{hour, hourMs, batches, bytes}]), noTimestampBatches,
 noTimestampBytes, otherHoursBatches, otherHoursBytes, problems, problemCount.
 
+--what-if CODECS recompresses the records of every v2 batch (or a --sample
+fraction of them, chosen deterministically) with each codec at Kafka's
+default levels and reports stored bytes, the ratio against today and
+compression/decompression CPU time per MiB of records (KIP-640's question).
+It prints a table after the stats, or with --json a second object: type
+("whatif"), files, sample, batches, sampledBatches, legacyBatches,
+undecodableBatches, todayBytes, recordBytes, todayCodecs, codecs
+([{codec, storedBytes, ratio, savedBytes, compressMsPerMiB,
+decompressMsPerMiB, errors}]).
+
 Exit status: 0 clean; 1 data problems were met (unreadable batches,
 undecompressable records, bytes after the last batch); 2 usage or I/O
 trouble.`,
-	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, statsTopFlag, noProgressFlag, maxBatchFlag},
+	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, statsTopFlag, statsWhatIfFlag, statsSampleFlag, noProgressFlag, maxBatchFlag},
 	Action: runStats,
 }
 
@@ -196,6 +209,10 @@ func runStats(c *cli.Context) error {
 	if c.Int(statsTopFlag.Name) < 0 {
 		return usageError("stats: --top must not be negative")
 	}
+	whatIfCodecs, err := statsWhatIfCodecs(c)
+	if err != nil {
+		return err
+	}
 	format, err := viewFormat(c)
 	if err != nil {
 		return err
@@ -209,14 +226,34 @@ func runStats(c *cli.Context) error {
 	if err != nil {
 		return viewError("stats", err)
 	}
+	var whatIf *inspect.WhatIfReport
+	if whatIfCodecs != nil {
+		files, err := dump.StatsFiles(args)
+		if err != nil {
+			return viewError("stats", err)
+		}
+		whatIf, err = inspect.WhatIf(c.Context, files, inspect.WhatIfOptions{Codecs: whatIfCodecs, Sample: c.Float64(statsSampleFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+		if err != nil {
+			return viewError("stats", err)
+		}
+	}
 	if rep.Files == 0 {
 		return usageError("stats: no segment found in %s", strings.Join(args, ", "))
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
 		if format == "json" {
-			return dump.WriteStatsJSON(w, rep)
+			if err := dump.WriteStatsJSON(w, rep); err != nil || whatIf == nil {
+				return err
+			}
+			return inspect.WriteWhatIfJSON(w, whatIf)
 		}
-		return dump.WriteStatsTable(styled(c, w, format), rep, c.Int(statsTopFlag.Name))
+		if err := dump.WriteStatsTable(styled(c, w, format), rep, c.Int(statsTopFlag.Name)); err != nil || whatIf == nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		return inspect.WriteWhatIfTable(styled(c, w, format), whatIf)
 	}); err != nil {
 		return viewError("stats", err)
 	}

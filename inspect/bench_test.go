@@ -1,0 +1,133 @@
+package inspect
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
+)
+
+// benchBytes is the size of the generated partitions: 64 MiB by default,
+// KLOG_BENCH_BYTES to measure the issue's 1 GiB:
+//
+//	KLOG_BENCH_BYTES=1073741824 go test -run='^$' -bench=DiffVsVerify -benchtime=3x ./inspect/
+func benchBytes() int64 {
+	if v, err := strconv.ParseInt(os.Getenv("KLOG_BENCH_BYTES"), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return 64 << 20
+}
+
+// genPartition writes a partition of uncompressed v2 batches (perBatch
+// records of 1 KiB, leader epoch 0) of about size bytes, in segments of at most
+// 256 MiB, into each of dirs (identical bytes: agreeing replicas).
+func genPartition(tb testing.TB, size int64, perBatch int, dirs ...string) {
+	tb.Helper()
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	open := func(base int64) {
+		for _, f := range files {
+			f.Close()
+		}
+		files = files[:0]
+		for _, d := range dirs {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+			f, err := os.Create(filepath.Join(d, partition.FileName(base, partition.LogSuffix)))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			files = append(files, f)
+		}
+	}
+	var c format.Compressor
+	recs := make([]format.Record, perBatch)
+	val := make([]byte, 1024)
+	for i := range val {
+		val[i] = byte('a' + i%26)
+	}
+	var buf []byte
+	var off, segBytes int64
+	open(0)
+	for written := int64(0); written < size; {
+		if segBytes >= 256<<20 {
+			open(off)
+			segBytes = 0
+		}
+		for i := range recs {
+			recs[i] = format.Record{Offset: off + int64(i), Timestamp: 1700000000000 + off, Key: []byte("key-" + strconv.FormatInt(off, 10)), Value: val}
+		}
+		h := &format.Batch{Magic: 2, BaseOffset: off, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+		format.PrepareBatch(h, recs)
+		var err error
+		buf, err = c.AppendBatch(buf[:0], h, recs)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, f := range files {
+			if _, err := f.Write(buf); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		written += int64(len(buf))
+		segBytes += int64(len(buf))
+		off += int64(len(recs))
+	}
+}
+
+func dirBytes(tb testing.TB, dir string) int64 {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	var n int64
+	for _, p := range logs {
+		st, err := os.Stat(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n += st.Size()
+	}
+	return n
+}
+
+// BenchmarkDiffVsVerify: klog diff on two agreeing replicas against klog
+// verify on one of them (the baseline, same run). Both report the bytes of
+// one replica per operation, so MB/s compare directly; the issue asks
+// diff >= 0.8x verify.
+func BenchmarkDiffVsVerify(b *testing.B) {
+	for _, perBatch := range []int{16, 1} {
+		b.Run("records-per-batch="+strconv.Itoa(perBatch), func(b *testing.B) {
+			root := b.TempDir()
+			a, c := filepath.Join(root, "a", "t-0"), filepath.Join(root, "b", "t-0")
+			genPartition(b, benchBytes(), perBatch, a, c)
+			size := dirBytes(b, a)
+			b.Run("op=verify", func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					rep, err := verify.Run(context.Background(), []string{a}, verify.Options{})
+					if err != nil || rep.Findings() != 0 {
+						b.Fatal(err, rep.Findings())
+					}
+				}
+			})
+			b.Run("op=diff", func(b *testing.B) {
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for b.Loop() {
+					rep, err := Diff([]string{a, c}, DiffOptions{Leader: -1})
+					if err != nil || !rep.Identical {
+						b.Fatal(err, rep)
+					}
+				}
+			})
+		})
+	}
+}
