@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -519,7 +520,7 @@ func retentionCompaction(rep *RetentionReport, opts RetentionOptions, checkpoint
 // logDirCheckpoint finds the partition's entry in a log-dir-level offset
 // checkpoint beside the partition directory.
 func logDirCheckpoint(d *partition.Dir, name string) (int64, bool) {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(d.Path)), name))
+	data, err := safeio.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(d.Path)), name), safeio.MaxCheckpointBytes)
 	if err != nil {
 		return 0, false
 	}

@@ -224,6 +224,9 @@ func TestHostileCorpus(t *testing.T) {
 					[]string{"find", "--offset", "0", "--json", p},
 					[]string{"fetch", "--log", p, "--offset", "0", "--json"},
 					[]string{"recover", "--json", p},
+					[]string{"retention", "--json", p},
+					[]string{"diff", "--json", p, p},
+					[]string{"redact", "--json", "--output", filepath.Join(root, "redacted-"+c.Name), p},
 				)
 			}
 			kinds := map[string]map[string]bool{}
