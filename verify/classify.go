@@ -15,7 +15,7 @@ import (
 
 // Task kinds beyond the file kinds of FileReport.Kind.
 const (
-	kindSkipped   = "skipped"   // a file in a directory that is not a Kafka file: listed, not checked
+	kindIgnored   = "ignored"   // a file in a directory that is not a Kafka file: listed, not checked
 	kindUnknown   = "unknown"   // a file named on the command line that klog cannot classify: an error
 	kindDirectory = "directory" // a directory that could not be listed: an error
 	kindError     = "error"     // a path that holds nothing to check: an error
@@ -156,7 +156,7 @@ type expander struct {
 func (ex *expander) real() int {
 	n := 0
 	for _, t := range ex.tasks {
-		if t.err == nil && t.kind != kindSkipped {
+		if t.err == nil && t.kind != kindIgnored {
 			n++
 		}
 	}
@@ -167,8 +167,8 @@ func (ex *expander) fail(p string, err error) {
 	ex.tasks = append(ex.tasks, task{path: p, kind: kindDirectory, base: -1, err: err})
 }
 
-func (ex *expander) skip(p, why string) {
-	ex.tasks = append(ex.tasks, task{path: p, kind: kindSkipped, base: -1, why: why})
+func (ex *expander) ignore(p, why string) {
+	ex.tasks = append(ex.tasks, task{path: p, kind: kindIgnored, base: -1, why: why})
 }
 
 // expand adds the files of a partition directory, or of every partition of
@@ -185,11 +185,10 @@ func (ex *expander) expand(p string) {
 		return
 	}
 	first := len(ex.tasks)
-	for _, c := range ld.Checkpoints {
-		ex.tasks = append(ex.tasks, classify(c))
-	}
 	// Partition directories first, then other subdirectories (a root
-	// holding several log dirs, say).
+	// holding several log dirs, say), then the log dir's checkpoints: they
+	// are checked against every partition, so a streamed report can give
+	// each partition's verdicts before them.
 	for _, pd := range ld.Partitions {
 		ex.expand(pd)
 	}
@@ -212,12 +211,15 @@ func (ex *expander) expand(p string) {
 		case name == "bootstrap.checkpoint":
 			ex.tasks = append(ex.tasks, task{path: filepath.Join(p, name), kind: "checkpoint", base: -1})
 		default:
-			ex.skip(filepath.Join(p, name), "not a Kafka file")
+			ex.ignore(filepath.Join(p, name), "not a Kafka file")
 		}
 	}
 	sort.Strings(subs)
 	for _, s := range subs {
 		ex.expand(s)
+	}
+	for _, c := range ld.Checkpoints {
+		ex.tasks = append(ex.tasks, classify(c))
 	}
 	if len(ld.Checkpoints) > 0 {
 		ex.groups = append(ex.groups, group{logDir: ld, first: first, n: len(ex.tasks) - first})
@@ -247,6 +249,14 @@ func (ex *expander) expandPartition(p string) {
 				continue
 			}
 			t := classify(f)
+			// Share the segment's path strings: at 100,000 segments,
+			// copies of them are megabytes.
+			if t.log != "" && s.Log != "" {
+				t.log = s.Log
+			}
+			if t.index != "" && s.Index != "" {
+				t.index = s.Index
+			}
 			if t.kind == "log" {
 				g.logTask[s.BaseOffset] = len(ex.tasks)
 			}
@@ -272,9 +282,9 @@ func (ex *expander) expandPartition(p string) {
 		case t.kind != "":
 			// .deleted, .cleaned and .swap files: the broker deletes or
 			// swaps them at startup; they are not part of the live log.
-			ex.skip(o, "not part of the live log (the broker deletes or swaps it at startup)")
+			ex.ignore(o, "not part of the live log (the broker deletes or swaps it at startup)")
 		default:
-			ex.skip(o, "not a Kafka file")
+			ex.ignore(o, "not a Kafka file")
 		}
 	}
 	for _, f := range []string{d.LeaderEpochs, d.Metadata} {

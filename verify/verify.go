@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klog-dev/klog/partition"
 )
@@ -90,13 +91,19 @@ type FileReport struct {
 	FirstOffset int64 `json:"firstOffset"`
 	LastOffset  int64 `json:"lastOffset"`
 	ValidBytes  int64 `json:"validBytes"`
-	// Err is an I/O error that stopped the check of this file, or why a
-	// path named on the command line cannot be checked ("not a Kafka
-	// file").
+	// Err is an I/O error that stopped the check of this file.
 	Err string `json:"error,omitempty"`
-	// Skipped says why a file found in a directory was not checked (it is
+	// Skipped: with --state, the file is unchanged since a run found it
+	// clean, so it was not read; the counts above are that run's.
+	Skipped bool `json:"skipped,omitempty"`
+	// VerifiedFrom: with --state, the log grew since a run found it clean,
+	// and this run checked only from here on (after re-checking the last
+	// batch that run saw); the counts above cover the whole file.
+	VerifiedFrom int64 `json:"verifiedFrom,omitempty"`
+
+	// Ignored says why a file found in a directory was not checked (it is
 	// not a Kafka file); such a file is listed, never silently ignored.
-	Skipped string `json:"skipped,omitempty"`
+	Ignored string `json:"ignored,omitempty"`
 	// Omitted counts, per kind, the problems past the first
 	// MaxProblemsPerKind that were counted but not kept.
 	Omitted map[string]int64 `json:"omitted,omitempty"`
@@ -106,6 +113,12 @@ type FileReport struct {
 	ioErr       error
 	perKind     map[string]int
 	omittedInfo int64
+	// What this run read of a log: batches checked, and the position and
+	// stored CRC of the last one (for the state file).
+	scanned          int64
+	lastPos, lastCRC int64
+	// id is the file's identity when it was checked (with --state).
+	id *fileID
 }
 
 // MaxProblemsPerKind bounds the problems kept per kind and file: a hostile
@@ -149,14 +162,24 @@ func (f *FileReport) Findings() int {
 // arguments in order, directories expanded in offset order.
 type Report struct {
 	Files []FileReport
+	// Start is when the run began; Duration how long it took.
+	Start    time.Time     `json:"-"`
+	Duration time.Duration `json:"-"`
+	// BytesRead counts every byte verify read from a file during the run.
+	BytesRead int64 `json:"-"`
+
 	// Partial is set when the run was interrupted: files not started are
 	// absent and the last ones may be marked Partial.
-	Partial bool
+	Partial bool `json:"-"`
+
+	roots []string // the paths Run was given
+	// Totals of the files RunEach handed out and did not keep.
+	findings, ioErrors int
 }
 
 // Findings counts all findings.
 func (r *Report) Findings() int {
-	n := 0
+	n := r.findings
 	for i := range r.Files {
 		n += r.Files[i].Findings()
 	}
@@ -165,7 +188,7 @@ func (r *Report) Findings() int {
 
 // IOErrors counts files whose check failed on I/O.
 func (r *Report) IOErrors() int {
-	n := 0
+	n := r.ioErrors
 	for i := range r.Files {
 		if r.Files[i].ioErr != nil {
 			n++
@@ -197,10 +220,26 @@ type Options struct {
 	// the context still reports, in order, the files finished before.
 	OnFile func(f *FileReport)
 
+	// Rate caps the bytes read per second across all jobs (0: no cap).
+	Rate int64
+	// KeepCache leaves the pages verify reads in the page cache; by
+	// default the pages that were not cached before are dropped after
+	// each file (Linux; elsewhere nothing is dropped).
+	KeepCache bool
+	// State, when set, makes the run incremental: files unchanged since a
+	// run found them clean are not read, and logs that grew are checked
+	// from where that run stopped. Full reads everything anyway (and
+	// still lets the caller record the result in State).
+	State *State
+	Full  bool
+
 	// Stdin is what the path "-" reads (os.Stdin when nil).
 	Stdin io.Reader
 
 	budget *decompressBudget
+	// reads, when set, is the I/O state of a RunEach that this Run is a
+	// piece of (one rate limit, one byte count, one page-cache record).
+	reads *reads
 	// prefetch reads segments ahead in a second goroutine, when there are
 	// more workers than files to give them.
 	prefetch bool
@@ -210,7 +249,7 @@ type Options struct {
 type task struct {
 	path, kind string
 	name       string // the path to report, when not path ("-" for stdin)
-	why        string // why a skipped file is skipped
+	why        string // why an ignored file is ignored
 	err        error  // why the path cannot be checked
 	base       int64  // base offset from the name, or -1
 	log        string // the .log beside an index file
@@ -226,10 +265,8 @@ type group struct {
 }
 
 // Run verifies paths: segment or index files, partition directories, or log
-// directories (recursively); "-" reads one segment from Options.Stdin. The
-// error is for a path that does not exist and for cancellation (with the
-// partial report); anything else unreadable is reported in a FileReport
-// (Err) and the run goes on.
+// directories (recursively). The error is only for bad usage (a path that
+// does not exist); unreadable files are reported in their FileReport.
 func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 	var ex expander
 	for _, p := range paths {
@@ -273,7 +310,12 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		}
 	}
 	tasks, groups := ex.tasks, ex.groups
-	rep := &Report{Files: make([]FileReport, len(tasks))}
+	rep := &Report{Files: make([]FileReport, len(tasks)), Start: time.Now(), roots: paths}
+	rd := opts.reads
+	if rd == nil {
+		rd = newReads(ctx, opts)
+	}
+	read0 := rd.n.Load()
 	var sizes []int64
 	if opts.OnStart != nil || opts.OnBytes != nil {
 		sizes = make([]int64, len(tasks))
@@ -294,63 +336,79 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 	}
 	opts.prefetch = jobs >= 2*len(tasks)
 	opts.budget = newDecompressBudget(opts.MaxDecompressedBytes)
-	em := newEmitter(rep, tasks, groups, opts.OnFile)
+	em := newEmitter(rep, tasks, groups, opts.OnFile, rd)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		done int
-		next = make(chan int)
 	)
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := newVerifier(ctx, opts)
-			for i := range next {
-				rep.Files[i] = v.check(tasks[i])
-				if opts.OnBytes != nil {
-					// The rest of the file: all of a file that is not
-					// a log, what a log's check did not need to read.
-					if n := sizes[i] - v.read; n > 0 {
-						opts.OnBytes(n)
-					}
-					v.read = 0
-				}
-				mu.Lock()
-				em.done(i)
-				if opts.Progress != nil {
-					done++
-					opts.Progress(done, len(tasks))
-				}
-				mu.Unlock()
+	checkOne := func(v *verifier, i int) {
+		rep.Files[i] = v.check(tasks[i])
+		if opts.OnBytes != nil {
+			// The rest of the file: all of a file that is not
+			// a log, what a log's check did not need to read.
+			if n := sizes[i] - v.read; n > 0 {
+				opts.OnBytes(n)
 			}
-		}()
-	}
-	checked := len(tasks)
-feed:
-	for i := range tasks {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			checked = i
-			break feed
+			v.read = 0
 		}
+		mu.Lock()
+		em.done(i)
+		if opts.Progress != nil {
+			done++
+			opts.Progress(done, len(tasks))
+		}
+		mu.Unlock()
 	}
-	close(next)
-	wg.Wait()
+	if jobs == 1 {
+		// One job checks in the caller's goroutine: handing each file
+		// to another thread costs a scheduler wake-up, milliseconds on
+		// a busy machine.
+		v := newVerifier(ctx, opts)
+		v.r = rd
+		for i := range tasks {
+			if ctx.Err() != nil {
+				break
+			}
+			checkOne(v, i)
+		}
+		v.release()
+	} else {
+		next := make(chan int)
+		for w := 0; w < jobs; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := newVerifier(ctx, opts)
+				v.r = rd
+				for i := range next {
+					checkOne(v, i)
+				}
+				v.release()
+			}()
+		}
+	feed:
+		for i := range tasks {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+		wg.Wait()
+	}
 	if err := ctx.Err(); err != nil {
-		// Files never started are dropped; those in flight are marked
-		// Partial; the report says it is partial.
-		rep.Files = rep.Files[:checked]
-		for i := range rep.Files {
-			finish(&rep.Files[i])
-		}
+		// Files in flight are marked Partial; the report says it is
+		// partial (files never started are empty reports).
 		rep.Partial = true
 		return rep, err
 	}
 	for i := range rep.Files {
 		finish(&rep.Files[i])
 	}
+	rep.BytesRead = rd.n.Load() - read0
+	rep.Duration = time.Since(rep.Start)
 	return rep, nil
 }
 
@@ -366,6 +424,7 @@ func finish(f *FileReport) {
 // files are done, and hands out finished reports in order.
 type emitter struct {
 	rep      *Report
+	rd       *reads
 	groups   []group
 	of       [][]int // the groups whose range holds each task
 	owner    []int   // the group whose check can add to each task, or -1
@@ -376,8 +435,8 @@ type emitter struct {
 	onFile   func(*FileReport)
 }
 
-func newEmitter(rep *Report, tasks []task, groups []group, onFile func(*FileReport)) *emitter {
-	e := &emitter{rep: rep, groups: groups, of: make([][]int, len(tasks)), owner: make([]int, len(tasks)),
+func newEmitter(rep *Report, tasks []task, groups []group, onFile func(*FileReport), rd *reads) *emitter {
+	e := &emitter{rep: rep, rd: rd, groups: groups, of: make([][]int, len(tasks)), owner: make([]int, len(tasks)),
 		left: make([]int, len(groups)), checked: make([]bool, len(groups)), finished: make([]bool, len(tasks)), onFile: onFile}
 	for i := range e.owner {
 		e.owner[i] = -1
@@ -402,7 +461,7 @@ func (e *emitter) done(i int) {
 	e.finished[i] = true
 	for _, gi := range e.of[i] {
 		if e.left[gi]--; e.left[gi] == 0 {
-			checkPartition(e.rep, e.groups[gi])
+			checkPartition(e.rep, e.groups[gi], e.rd)
 			e.checked[gi] = true
 		}
 	}

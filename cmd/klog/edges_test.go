@@ -71,8 +71,8 @@ func TestVerifyNeverSilentOK(t *testing.T) {
 		{"stdin clean", string(goodBytes), []string{"verify", "-"}, ExitOK, "-: ok"},
 		{"/dev/stdin is not a regular file", "", []string{"verify", "/dev/stdin"}, ExitTrouble, "not a regular file"},
 		{"empty directory", "", []string{"verify", filepath.Join(dir, "empty")}, ExitTrouble, "holds no Kafka file"},
-		{"unknown file listed as skipped", "", []string{"verify", part}, ExitOK, "notes.txt: skipped (not a Kafka file)"},
-		{"skipped in JSON", "", []string{"verify", "--json", part}, ExitOK, `"skipped":"not a Kafka file"`},
+		{"unknown file listed as ignored", "", []string{"verify", part}, ExitOK, "notes.txt: ignored (not a Kafka file)"},
+		{"ignored in JSON", "", []string{"verify", "--json", part}, ExitOK, `"ignored":"not a Kafka file"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

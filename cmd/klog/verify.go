@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/klog-dev/klog/verify"
@@ -30,7 +31,7 @@ var verifyCommand = &cli.Command{
 	Description: `PATH is a segment, index, snapshot or checkpoint file, a partition directory,
 or a log directory (searched recursively); - reads a segment from stdin. A
 file named here that is not a Kafka file is an error (exit 2); inside
-directories such files are listed as skipped. Every v2 batch's CRC-32C and every
+directories such files are listed as ignored. Every v2 batch's CRC-32C and every
 v0/v1 message's CRC-32 is checked, every record decoded (compressed batches
 decompressed), offsets checked across batches and segments, and indexes,
 producer snapshots and checkpoints checked against the log.
@@ -44,7 +45,7 @@ file instead (no summary). --fail-fast stops at the first file with a
 finding. On a terminal, progress in bytes is shown on stderr.
 
 Exit status: 0 clean, 1 findings, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag},
+	Flags:  append([]cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag}, verifyFleetFlags...),
 	Action: runVerify,
 }
 
@@ -67,10 +68,22 @@ func runVerify(c *cli.Context) error {
 		b        strings.Builder
 	)
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Stdin: c.App.Reader}
+	if err := fleetOptions(c, &opts); err != nil {
+		return err
+	}
 	if progressWanted(c, jsonOut) {
-		opts.OnStart = func(_ int, total int64) { bar = newProgress(c, "verifying", jsonOut, func() int64 { return total }) }
+		// RunEach starts each piece (a few hundred partitions) with its
+		// own total: the bar's total grows piece by piece.
+		var total atomic.Int64
+		opts.OnStart = func(_ int, n int64) {
+			total.Add(n)
+			if bar == nil {
+				bar = newProgress(c, "verifying", jsonOut, total.Load)
+			}
+		}
 		opts.OnBytes = func(n int64) { bar.add(n) }
 	}
+	fleet := newFleetOutputs(c, &opts)
 	opts.OnFile = func(f *verify.FileReport) {
 		if stopped {
 			return
@@ -95,7 +108,12 @@ func runVerify(c *cli.Context) error {
 			cancel()
 		}
 	}
-	_, err := verify.Run(ctx, args, opts)
+	// Pieces of a few hundred partitions at a time: memory stays bounded
+	// on a broker's log dir of any size.
+	run, err := verify.RunEach(ctx, args, opts, func(rep *verify.Report) error {
+		fleet.add(rep)
+		return nil
+	})
 	bar.finish()
 	if sig := interrupted(c.Context); sig != nil {
 		// Stopped by a signal: the verdicts printed so far stand; run
@@ -108,6 +126,9 @@ func runVerify(c *cli.Context) error {
 			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
 		}
 		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	}
+	if err := fleet.write(run); err != nil {
+		return err
 	}
 	if !jsonOut {
 		sum.write(out, time.Since(start), stopped)
@@ -130,12 +151,12 @@ func runVerify(c *cli.Context) error {
 // verifySummary adds up the files reported so far.
 type verifySummary struct {
 	files, batches, records, bytes int64
-	problems, ioErrors, skipped    int
+	problems, ioErrors, ignored    int
 }
 
 func (s *verifySummary) add(f *verify.FileReport) {
-	if f.Skipped != "" {
-		s.skipped++ // listed, not checked
+	if f.Ignored != "" {
+		s.ignored++ // listed, not checked
 		return
 	}
 	s.files++
@@ -165,8 +186,8 @@ func (s *verifySummary) write(w io.Writer, elapsed time.Duration, stopped bool) 
 	if s.ioErrors > 0 {
 		b.WriteString(", " + plural(int64(s.ioErrors), "unreadable file", "unreadable files"))
 	}
-	if s.skipped > 0 {
-		b.WriteString(", " + plural(int64(s.skipped), "file", "files") + " skipped (not Kafka files)")
+	if s.ignored > 0 {
+		b.WriteString(", " + plural(int64(s.ignored), "file", "files") + " ignored (not Kafka files)")
 	}
 	b.WriteString(" in " + strconv.FormatFloat(elapsed.Seconds(), 'f', 1, 64) + "s\n")
 	io.WriteString(w, b.String())
@@ -179,8 +200,8 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 	b.WriteString(": ")
 	n := f.Findings()
 	switch {
-	case f.Skipped != "":
-		b.WriteString("skipped (" + f.Skipped + ")")
+	case f.Ignored != "":
+		b.WriteString("ignored (" + f.Ignored + ")")
 	case f.Err != "":
 		b.WriteString("error: " + f.Err)
 	case n == 0:
