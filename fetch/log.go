@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
@@ -51,6 +52,13 @@ type Log struct {
 	// replication-offset-checkpoint, or -1 when it has none.
 	hw    int64
 	frame []byte
+	// idxCache is the last offset index read (offsetIndex).
+	idxCache struct {
+		path string
+		size int64
+		mod  time.Time
+		data []byte
+	}
 }
 
 // Open reads a partition directory.

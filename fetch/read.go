@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -62,6 +63,10 @@ type Request struct {
 	// OverrideHighWatermark is set (so the zero value reads the log's).
 	HighWatermark         int64
 	OverrideHighWatermark bool
+	// Locate leaves Frame nil and fills Fetched.Segment, Position and
+	// Size: the file range a broker would send, for a caller that sends
+	// it itself (klog serve's zero-copy path). Truncated is not computed.
+	Locate bool
 }
 
 // AbortedTransaction is a response's aborted transaction (producer id and
@@ -110,6 +115,12 @@ type Fetched struct {
 	FetchOffset int64
 	// MaxBytes is the byte limit the read used.
 	MaxBytes int32
+	// Segment, Position and Size are the file range of the read (Size 0
+	// when nothing was read). Frame holds exactly these bytes unless the
+	// request had Locate set.
+	Segment  string
+	Position int64
+	Size     int64
 }
 
 // Read serves one fetch as the broker does, step by step.
@@ -185,8 +196,11 @@ func (l *Log) Read(req Request) (*Fetched, error) {
 			return f, nil
 		}
 		// Step 8: the raw file slice, not trimmed to batch boundaries.
-		if err := l.readFrame(f, s, start, fetchSize, firstSize); err != nil {
-			return f, err
+		f.Segment, f.Position, f.Size = s.path, start, fetchSize
+		if !req.Locate {
+			if err := l.readFrame(f, s, start, fetchSize, firstSize); err != nil {
+				return f, err
+			}
 		}
 		// Step 9: aborted transactions for read_committed.
 		if f.AbortedTransactions != nil {
@@ -234,10 +248,11 @@ func (l *Log) position(offset int64) (*segment, int64, error) {
 // batches an earlier read showed to end below offset. It returns the batch's
 // position and size.
 func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err error) {
-	var idx *format.OffsetIndex
-	if s.index != "" {
-		// Probed in place (the index's size is not trusted); the entry
-		// found stands for the index in TranslateOffset.
+	idx := l.offsetIndex(s)
+	if idx == nil && s.index != "" {
+		// Too large to keep: probed in place (the index's size is not
+		// trusted); the entry found stands for the index in
+		// TranslateOffset.
 		if xf, rerr := os.Open(s.index); rerr == nil {
 			if st, serr := xf.Stat(); serr == nil {
 				if e, lerr := format.LookupOffsetIndexAt(xf, st.Size(), s.base, offset); lerr == nil && e.Pos > 0 {
@@ -316,7 +331,16 @@ const maxAbortedTxns = 1 << 16
 // base, else the log end.
 func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64) error {
 	upper := int64(-1)
-	if s.index != "" {
+	if idx := l.offsetIndex(s); idx != nil {
+		n := idx.Used()
+		for j := 0; j < n; j++ {
+			if e := idx.Entry(j); e.Pos >= start+fetchSize {
+				upper = e.Offset
+				break
+			}
+		}
+	} else if s.index != "" {
+		// Too large to keep: streamed.
 		if xf, err := os.Open(s.index); err == nil {
 			format.ScanOffsetIndex(xf, s.base, func(_ int, e format.IndexEntry) bool {
 				if e.Pos >= start+fetchSize {
@@ -371,6 +395,36 @@ func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64)
 		}
 	}
 	return nil
+}
+
+// offsetIndex reads a segment's offset index, reusing the last one read
+// while its file is unchanged: a consumer's fetches mostly hit one segment,
+// and a 1 GiB segment's index is megabytes (klog serve reads per fetch).
+// maxCachedIndexBytes bounds the offset index a Log keeps in memory
+// (segment.index.bytes defaults to 10 MiB); a larger file, real or a
+// sparse 2 GiB one, is probed in place or streamed.
+const maxCachedIndexBytes = 16 << 20
+
+func (l *Log) offsetIndex(s *segment) *format.OffsetIndex {
+	if s.index == "" {
+		return nil
+	}
+	st, err := os.Stat(s.index)
+	if err != nil {
+		return nil
+	}
+	if st.Size() > maxCachedIndexBytes {
+		return nil // the callers probe or stream it instead
+	}
+	c := &l.idxCache
+	if c.path != s.index || c.size != st.Size() || !c.mod.Equal(st.ModTime()) {
+		data, err := safeio.ReadFile(s.index, maxCachedIndexBytes)
+		if err != nil {
+			return nil
+		}
+		c.path, c.size, c.mod, c.data = s.index, st.Size(), st.ModTime(), data
+	}
+	return &format.OffsetIndex{BaseOffset: s.base, Data: c.data}
 }
 
 func (l *Log) frameBuf(n int64) []byte {

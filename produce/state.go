@@ -208,3 +208,14 @@ func (a *Appender) writeSnapshot(offset int64) error {
 func sortEntries(es []format.ProducerEntry) {
 	sort.Slice(es, func(i, j int) bool { return es[i].ProducerID < es[j].ProducerID })
 }
+
+// Producer is an idempotent producer's state as the log holds it: its
+// epoch, the last sequence and the last offset written (-1 when none).
+// klog serve checks a Produce request's sequence against it.
+func (a *Appender) Producer(producerID int64) (epoch int16, lastSeq int32, lastOffset int64, ok bool) {
+	p := a.producers[producerID]
+	if p == nil {
+		return 0, -1, -1, false
+	}
+	return p.epoch, p.lastSeq, p.lastOffset, true
+}
