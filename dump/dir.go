@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -48,9 +49,8 @@ func (d *dumper) expandDir(p string) ([]string, error) {
 			dirs = append(dirs, it)
 			continue
 		}
-		if !kafkaFileName(it.name) {
-			continue // not a file a broker writes: skipped in directory listings
-		}
+		// Files a broker does not write are listed last and reported as
+		// "Ignoring unknown file", never skipped silently.
 		if v, ok := baseOffsetFromName(it.name); ok && strings.Contains(it.name, ".") {
 			it.offset = v
 			if r, ok := suffixRank[it.name[strings.IndexByte(it.name, '.'):]]; ok {
@@ -111,7 +111,7 @@ func joinJava(dir, name string) string {
 
 // dumpLeaderEpochs prints a leader-epoch-checkpoint.
 func (d *dumper) dumpLeaderEpochs(p string) error {
-	data, err := d.readWhole(p)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes, "checkpoint-invalid")
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (d *dumper) dumpLeaderEpochs(p string) error {
 
 // dumpOffsetCheckpoint prints one of the log directory's offset checkpoints.
 func (d *dumper) dumpOffsetCheckpoint(p, name string) error {
-	data, err := d.readWhole(p)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes, "checkpoint-invalid")
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (d *dumper) dumpOffsetCheckpoint(p, name string) error {
 }
 
 func (d *dumper) dumpPartitionMetadata(p string) error {
-	data, err := d.readWhole(p)
+	data, err := d.readWhole(p, safeio.MaxCheckpointBytes, "checkpoint-invalid")
 	if err != nil {
 		return err
 	}
@@ -176,28 +176,4 @@ func (d *dumper) checkpointInvalid(p string, err error) error {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
-}
-
-// kafkaFileName reports whether a broker writes files of this name in a
-// partition or log directory: segments and their indexes, snapshots,
-// checkpoints, partition.metadata, and files marked .deleted, .cleaned,
-// .swap or .part (listed so that "Ignoring unknown file" shows them).
-func kafkaFileName(name string) bool {
-	if name == "leader-epoch-checkpoint" || name == "partition.metadata" || offsetCheckpoints[name] ||
-		name == "meta.properties" || name == "bootstrap.checkpoint" {
-		return true
-	}
-	i := strings.IndexByte(name, '.')
-	if i < 0 {
-		return false
-	}
-	if _, ok := suffixRank[name[i:]]; ok {
-		return true
-	}
-	for _, s := range []string{".deleted", ".cleaned", ".swap", ".part"} {
-		if strings.HasSuffix(name, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/verify"
 )
@@ -67,6 +68,9 @@ type Options struct {
 	// Decoder prints keys and values through one of kafka-dump-log's
 	// message decoders (--offsets-decoder, ...); it implies PrintData.
 	Decoder Decoder
+	// Stdin is what the path "-" reads, as a segment of unknown base
+	// offset (os.Stdin when nil).
+	Stdin io.Reader
 }
 
 // Filter selects what a dump prints. Bounds are inclusive; -1 leaves one
@@ -113,6 +117,10 @@ type Result struct {
 	// Findings counts invalid batches, invalid trailing bytes and decode
 	// problems: anything that makes the exit code 1.
 	Findings int
+	// Troubles lists what could not be dumped although the dump went on:
+	// a file named on the command line that is not a Kafka file or does
+	// not exist, a directory that cannot be read. Any makes the exit code 2.
+	Troubles []error
 }
 
 // IOError is an error reading or opening a file: exit code 2, not a finding.
@@ -167,7 +175,16 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		if err = d.dumpFile(p); err != nil {
+		if p == "-" {
+			tmp, cleanup, serr := spoolStdin(opts.Stdin)
+			if serr != nil {
+				err = &IOError{Path: "-", Err: serr}
+				break
+			}
+			d.stdinPath = tmp
+			defer cleanup()
+		}
+		if err = d.dumpFile(p, true); err != nil {
 			if opts.JSON && !isIOError(err) && ctx.Err() == nil {
 				// JSON reports the problem and goes on with the next file.
 				d.findings++
@@ -185,7 +202,38 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 		err = &IOError{Path: "stdout", Err: ferr}
 	}
 	res.Findings = d.findings
+	res.Troubles = d.troubles
 	return res, err
+}
+
+// spoolStdin copies stdin to a temporary file, so that memory stays
+// bounded whatever its size and the segment can be read at positions.
+func spoolStdin(r io.Reader) (string, func(), error) {
+	if r == nil {
+		r = os.Stdin
+	}
+	f, err := os.CreateTemp("", "klog-stdin-*.log")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.Remove(f.Name()) }
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return f.Name(), cleanup, nil
+}
+
+// trouble records something that could not be dumped, says so on stderr
+// after what was printed so far, and lets the dump go on.
+func (d *dumper) trouble(p string, err error) {
+	d.troubles = append(d.troubles, &IOError{Path: p, Err: err})
+	d.r.flush()
+	io.WriteString(d.errw, "klog: dump: "+p+": "+err.Error()+"\n")
 }
 
 func isIOError(err error) bool {
@@ -202,15 +250,18 @@ type dumper struct {
 	// nonConsecutive holds, per absolute path in discovery order, the
 	// (previous, offset) pairs of the deep iteration.
 	ncPaths []string
-	nc      map[string][][2]int64
+	nc      map[string]*treeMap
 	rr      format.RecordReader
 	rec     format.Record
 	// Index mismatches and time index errors, per absolute path.
 	idxMisPaths []string
-	idxMis      map[string][][2]int64
+	idxMis      map[string]*treeMap
 	tix         timeIndexErrors
 	// dec is the --offsets-decoder etc. decoder (decoder.go); nil without one.
 	dec *internaltopic.Decoder
+	// stdinPath is the temporary copy of stdin that "-" names.
+	stdinPath string
+	troubles  []error
 }
 
 // javaPath normalises a path as java.io.File does on Unix: repeated slashes
@@ -242,6 +293,9 @@ func javaPath(p string) string {
 
 // openPath is p resolved against Options.Cwd.
 func (d *dumper) openPath(p string) string {
+	if p == "-" && d.stdinPath != "" {
+		return d.stdinPath
+	}
 	if strings.HasPrefix(p, "/") {
 		return p
 	}
@@ -258,19 +312,28 @@ func (d *dumper) absPath(p string) string {
 	return strings.TrimSuffix(d.opts.Cwd, "/") + "/" + p
 }
 
-func (d *dumper) dumpFile(arg string) error {
+// dumpFile dumps one path; explicit is true for a path named on the
+// command line (an unknown or missing one is then trouble, exit 2), false
+// for one found in a directory (an unknown one is listed and skipped).
+func (d *dumper) dumpFile(arg string, explicit bool) error {
 	p := javaPath(arg)
 	if p != "" && isDir(d.openPath(p)) {
 		list, err := d.expandDir(p)
 		if err != nil {
-			return err
+			// An unreadable directory: say so, go on with the rest.
+			d.trouble(p, errors.Unwrap(err))
+			return nil
 		}
 		for _, f := range list {
-			if err := d.dumpFile(f); err != nil {
+			if err := d.dumpFile(f, false); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+	if p == "-" {
+		d.r.dumping(p)
+		return d.dumpLog(p, p)
 	}
 	name := filepath.Base(p)
 	if p == "" || p == "/" {
@@ -302,21 +365,34 @@ func (d *dumper) dumpFile(arg string) error {
 	}
 	// Kafka writes this to stderr while stdout is still buffered in the
 	// same process; flush first so a terminal shows them in order.
-	d.r.ignored(p)
+	var why error
+	if explicit {
+		// Named on the command line: never a silent success.
+		why = errors.New("not a Kafka file")
+		if _, err := os.Stat(d.openPath(p)); err != nil {
+			why = errors.Unwrap(err)
+		}
+	}
+	d.r.ignored(p, why)
 	d.r.flush()
 	io.WriteString(d.errw, "Ignoring unknown file "+p+"\n")
+	if why != nil {
+		d.trouble(p, why)
+	}
 	return nil
 }
 
 // dumpLog prints a .log or KRaft .checkpoint file (DumpLogSegments.dumpLog).
 func (d *dumper) dumpLog(p, name string) error {
 	var header string
-	if strings.HasSuffix(name, ".log") {
+	if name == "-" || strings.HasSuffix(name, ".log") {
 		start, err := strconv.ParseInt(strings.SplitN(name, ".", 2)[0], 10, 64)
 		if err != nil {
-			return &FatalError{Path: p, Err: errors.New("cannot parse the base offset from the file name: " + strconv.Quote(name))}
+			// stdin, or a segment renamed: read it all the same.
+			header = "Log starting offset: unknown (the file name does not give it)"
+		} else {
+			header = "Log starting offset: " + strconv.FormatInt(start, 10)
 		}
-		header = "Log starting offset: " + strconv.FormatInt(start, 10)
 	} else if name == "bootstrap.checkpoint" {
 		header = "KRaft bootstrap snapshot"
 	} else {
@@ -438,7 +514,14 @@ func (d *dumper) dumpLog(p, name string) error {
 		if err := d.rr.Reset(b); err != nil {
 			return d.recordProblem(p, err)
 		}
-		for {
+		for n := 0; ; n++ {
+			if n&4095 == 4095 {
+				// A batch can hold millions of records: a signal must not
+				// wait for its end.
+				if err := d.ctx.Err(); err != nil {
+					return err
+				}
+			}
 			err := d.rr.Next(&d.rec)
 			if err == io.EOF {
 				break
@@ -487,18 +570,27 @@ func (d *dumper) dumpLog(p, name string) error {
 
 // indexPosition is the position the .index beside a segment gives for
 // offset (OffsetIndex.lookup), or 0 when there is no usable index.
-func (d *dumper) indexPosition(p, name string, offset, size int64) int64 {
+func (d *dumper) indexPosition(p, name string, offset, size int64) (pos int64) {
 	base, ok := baseOffsetFromName(name)
 	if !ok {
 		return 0
 	}
-	data, err := os.ReadFile(d.openPath(filepath.Join(filepath.Dir(p), strings.SplitN(name, ".", 2)[0]+".index")))
+	data, unmap, err := safeio.Map(d.openPath(filepath.Join(filepath.Dir(p), strings.SplitN(name, ".", 2)[0]+".index")))
 	if err != nil {
 		return 0
 	}
+	defer unmap()
+	defer func() {
+		if r := recover(); r != nil {
+			if !safeio.IsFault(r) {
+				panic(r)
+			}
+			pos = 0 // the index shrank while read: scan from the start
+		}
+	}()
 	idx := format.OffsetIndex{BaseOffset: base, Data: data[:len(data)/format.OffsetIndexEntrySize*format.OffsetIndexEntrySize]}
 	idx.Data = idx.Data[:idx.Used()*format.OffsetIndexEntrySize]
-	pos := idx.Lookup(offset).Pos
+	pos = idx.Lookup(offset).Pos
 	if pos < 0 || pos >= size {
 		return 0
 	}
@@ -522,12 +614,15 @@ func (d *dumper) recordProblem(p string, err error) error {
 
 func (d *dumper) noteGap(abs string, prev, off int64) {
 	if d.nc == nil {
-		d.nc = make(map[string][][2]int64)
+		d.nc = make(map[string]*treeMap)
 	}
-	if _, ok := d.nc[abs]; !ok {
+	m := d.nc[abs]
+	if m == nil {
+		m = &treeMap{m: map[int64]int64{}}
+		d.nc[abs] = m
 		d.ncPaths = append(d.ncPaths, abs)
 	}
-	d.nc[abs] = append(d.nc[abs], [2]int64{prev, off})
+	m.put(prev, off)
 }
 
 // printSummaries writes Kafka's end-of-run stderr reports, in its order:
@@ -548,30 +643,59 @@ func (d *dumper) printSummaries() {
 	d.errw.Write(b)
 }
 
+// maxSummaryKeys bounds the distinct keys kept per file for an end-of-run
+// summary. Kafka keeps a TreeMap per file (DumpLogSegments: a later pair
+// with the same key replaces the earlier one), so memory follows distinct
+// keys, not records: an offset-delta bomb of millions of records at one
+// offset is one entry. Past the bound, keys are counted, not kept.
+const maxSummaryKeys = 1 << 20
+
+// treeMap is one file's summary: key -> the last value put for it.
+type treeMap struct {
+	m       map[int64]int64
+	dropped int64
+}
+
+func (t *treeMap) put(k, v int64) {
+	if _, ok := t.m[k]; !ok && len(t.m) >= maxSummaryKeys {
+		t.dropped++
+		return
+	}
+	t.m[k] = v
+}
+
 // appendTreeMapGroups writes a report Kafka keeps as a HashMap of TreeMaps:
 // files in HashMap order, then each file's pairs sorted by key (descending
-// when desc), a later pair with the same key replacing an earlier one.
-func appendTreeMapGroups(b []byte, keys []string, m map[string][][2]int64, desc bool, header, first, second string) []byte {
+// when desc).
+func appendTreeMapGroups(b []byte, keys []string, m map[string]*treeMap, desc bool, header, first, second string) []byte {
 	for _, abs := range javaHashMapOrder(keys) {
-		pairs := m[abs]
-		sort.SliceStable(pairs, func(i, j int) bool {
+		t := m[abs]
+		ks := make([]int64, 0, len(t.m))
+		for k := range t.m {
+			ks = append(ks, k)
+		}
+		sort.Slice(ks, func(i, j int) bool {
 			if desc {
-				return pairs[i][0] > pairs[j][0]
+				return ks[i] > ks[j]
 			}
-			return pairs[i][0] < pairs[j][0]
+			return ks[i] < ks[j]
 		})
 		b = append(b, header...)
 		b = append(b, abs...)
 		b = append(b, '\n')
-		for i, pr := range pairs {
-			if i+1 < len(pairs) && pairs[i+1][0] == pr[0] {
-				continue // the later pair with this key wins
-			}
+		for _, k := range ks {
 			b = append(b, first...)
-			b = strconv.AppendInt(b, pr[0], 10)
+			b = strconv.AppendInt(b, k, 10)
 			b = append(b, second...)
-			b = strconv.AppendInt(b, pr[1], 10)
+			b = strconv.AppendInt(b, t.m[k], 10)
 			b = append(b, '\n')
+		}
+		if t.dropped > 0 {
+			b = append(b, "klog: "...)
+			b = strconv.AppendInt(b, t.dropped, 10)
+			b = append(b, " more entries not kept (over "...)
+			b = strconv.AppendInt(b, maxSummaryKeys, 10)
+			b = append(b, " per file)\n"...)
 		}
 	}
 	return b

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -24,12 +25,33 @@ func baseOffsetFromName(name string) (int64, bool) {
 	return v, err == nil
 }
 
-func (d *dumper) readWhole(p string) ([]byte, error) {
-	b, err := os.ReadFile(d.openPath(p))
+// readWhole reads a checkpoint or snapshot of at most limit bytes. A larger
+// file is a problem of kind (verify's kind for it: snapshot-invalid,
+// checkpoint-invalid) that Kafka's tool would die on (no real one comes
+// near).
+func (d *dumper) readWhole(p string, limit int64, kind verify.Kind) ([]byte, error) {
+	b, err := safeio.ReadFile(d.openPath(p), limit)
+	var tl *safeio.TooLargeError
+	if errors.As(err, &tl) {
+		d.findings++
+		pe := &format.PosError{Kind: format.ErrTooLarge, Offset: -1, Field: "size", Msg: "the file is " + strconv.FormatInt(tl.Size, 10) + " bytes, more than any real one (limit " + strconv.FormatInt(tl.Limit, 10) + "); not read"}
+		d.r.problem(problemFromError(pe, kind))
+		return nil, &FatalError{Path: p, Err: pe}
+	}
 	if err != nil {
 		return nil, &IOError{Path: p, Err: err}
 	}
 	return b, nil
+}
+
+// mapIndex maps an index file (as Kafka does), so that a huge or sparse
+// index costs the pages read, not its size.
+func (d *dumper) mapIndex(p string) ([]byte, func(), error) {
+	data, unmap, err := safeio.Map(d.openPath(p))
+	if err != nil {
+		return nil, nil, &IOError{Path: p, Err: err}
+	}
+	return data, unmap, nil
 }
 
 // openLog opens the .log next to an index file, as dumpIndex and
@@ -50,7 +72,7 @@ func (d *dumper) openLog(p, name string) (*os.File, int64, string, error) {
 }
 
 // dumpIndex mirrors DumpLogSegments.dumpIndex.
-func (d *dumper) dumpIndex(p, name string) error {
+func (d *dumper) dumpIndex(p, name string) (err error) {
 	base, ok := baseOffsetFromName(name)
 	if !ok {
 		return &FatalError{Path: p, Err: errors.New("cannot parse the base offset from the file name " + strconv.Quote(name))}
@@ -60,10 +82,12 @@ func (d *dumper) dumpIndex(p, name string) error {
 		return err
 	}
 	defer log.Close()
-	data, err := d.readWhole(p)
+	data, unmap, err := d.mapIndex(p)
 	if err != nil {
 		return err
 	}
+	defer unmap()
+	defer d.guardFault(p, &err)
 	idx := format.OffsetIndex{BaseOffset: base, Data: data}
 	abs := d.absPath(p)
 	d.r.indexStart(p, "index", int64(len(data)), idx.Entries())
@@ -151,12 +175,15 @@ func asPosError(err error) *format.PosError {
 
 func (d *dumper) noteIndexMismatch(abs string, indexOffset, logOffset int64) {
 	if d.idxMis == nil {
-		d.idxMis = map[string][][2]int64{}
+		d.idxMis = map[string]*treeMap{}
 	}
-	if _, ok := d.idxMis[abs]; !ok {
+	m := d.idxMis[abs]
+	if m == nil {
+		m = &treeMap{m: map[int64]int64{}}
+		d.idxMis[abs] = m
 		d.idxMisPaths = append(d.idxMisPaths, abs)
 	}
-	d.idxMis[abs] = append(d.idxMis[abs], [2]int64{indexOffset, logOffset})
+	m.put(indexOffset, logOffset)
 }
 
 // timeIndexErrors mirrors DumpLogSegments.TimeIndexDumpErrors.
@@ -172,11 +199,16 @@ func addPair(m *map[string][][2]int64, keys *[]string, k string, a, b int64) {
 	if _, ok := (*m)[k]; !ok {
 		*keys = append(*keys, k)
 	}
+	// Kafka keeps every pair; a hostile time index could name millions, so
+	// past maxSummaryKeys per file they are no longer kept.
+	if len((*m)[k]) >= maxSummaryKeys {
+		return
+	}
 	(*m)[k] = append((*m)[k], [2]int64{a, b})
 }
 
 // dumpTimeIndex mirrors DumpLogSegments.dumpTimeIndex.
-func (d *dumper) dumpTimeIndex(p, name string) error {
+func (d *dumper) dumpTimeIndex(p, name string) (err error) {
 	base, ok := baseOffsetFromName(name)
 	if !ok {
 		return &FatalError{Path: p, Err: errors.New("cannot parse the base offset from the file name " + strconv.Quote(name))}
@@ -187,14 +219,17 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 	}
 	defer log.Close()
 	prefix := strings.SplitN(name, ".", 2)[0]
-	idxData, err := os.ReadFile(d.openPath(filepath.Join(filepath.Dir(p), prefix+".index")))
+	idxData, unmapIdx, err := safeio.Map(d.openPath(filepath.Join(filepath.Dir(p), prefix+".index")))
 	if err != nil {
 		return &FatalError{Path: p, Err: fmt.Errorf("cannot open the offset index beside it: %w", err)}
 	}
-	data, err := d.readWhole(p)
+	defer unmapIdx()
+	data, unmap, err := d.mapIndex(p)
 	if err != nil {
 		return err
 	}
+	defer unmap()
+	defer d.guardFault(p, &err)
 	idx := format.OffsetIndex{BaseOffset: base, Data: idxData}
 	tix := format.TimeIndex{BaseOffset: base, Data: data}
 	abs := d.absPath(p)
@@ -333,7 +368,7 @@ func (d *dumper) maxRecordTimestamp(b *format.Batch) (int64, error) {
 // dumpSnapshot mirrors DumpLogSegments.dumpProducerIdSnapshot: a corrupt
 // snapshot is reported on stderr and the dump goes on.
 func (d *dumper) dumpSnapshot(p string) error {
-	data, err := d.readWhole(p)
+	data, err := d.readWhole(p, safeio.MaxSnapshotBytes, "snapshot-invalid")
 	if err != nil {
 		return err
 	}
@@ -359,30 +394,54 @@ func (d *dumper) dumpSnapshot(p string) error {
 
 // dumpTxnIndex mirrors DumpLogSegments.dumpTxnIndex.
 func (d *dumper) dumpTxnIndex(p string) error {
-	data, err := os.ReadFile(d.openPath(p))
+	f, err := os.Open(d.openPath(p))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // Kafka prints nothing for a missing index
 	}
 	if err != nil {
 		return &IOError{Path: p, Err: err}
 	}
-	for i, t := range format.AbortedTxns(data) {
+	defer f.Close()
+	// Streamed: a zero-filled .txnindex of any size costs one buffer.
+	var ferr error
+	n := 0
+	rest, err := format.ScanAbortedTxns(f, func(i int, t format.AbortedTxn) bool {
+		n = i + 1
+		if ferr = d.ctx.Err(); ferr != nil {
+			return false
+		}
 		if t.Version > 0 {
 			d.findings++
 			pe := &format.PosError{Kind: format.ErrUnsupported, Pos: int64(i * format.AbortedTxnEntrySize), Offset: t.LastOffset, Field: "version",
 				Msg: "Unexpected aborted transaction version " + strconv.Itoa(int(t.Version)) + " in transaction index " + d.absPath(p) + ", current version is 0"}
 			d.r.problem(problemFromError(pe, verify.KindTxnIndexInvalid))
-			if err := d.fatalOrNil(p, pe); err != nil {
-				return err
-			}
-			continue
+			ferr = d.fatalOrNil(p, pe)
+			return ferr == nil
 		}
 		d.r.abortedTxn(&t)
+		return true
+	})
+	if ferr != nil {
+		return ferr
 	}
-	if rest := len(data) % format.AbortedTxnEntrySize; rest != 0 && d.opts.JSON {
+	if err != nil {
+		return &IOError{Path: p, Err: err}
+	}
+	if rest != 0 && d.opts.JSON {
 		d.findings++
-		d.r.problem(Problem{Kind: verify.KindTrailingBytes, Position: int64(len(data) - rest), Offset: -1, Bytes: i64(int64(rest)),
+		d.r.problem(Problem{Kind: verify.KindTrailingBytes, Position: int64(n * format.AbortedTxnEntrySize), Offset: -1, Bytes: i64(int64(rest)),
 			Message: strconv.Itoa(rest) + " bytes after the last complete 34-byte entry"})
 	}
 	return nil
+}
+
+// guardFault, deferred after a mapIndex, turns a fault in the mapping (the
+// index was truncated while dumped) into an I/O error for p.
+func (d *dumper) guardFault(p string, err *error) {
+	if r := recover(); r != nil {
+		if !safeio.IsFault(r) {
+			panic(r)
+		}
+		*err = &IOError{Path: p, Err: safeio.ErrFault}
+	}
 }

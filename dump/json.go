@@ -37,8 +37,12 @@ func (j *jsonRenderer) begin(typ, path string) []byte {
 
 func (j *jsonRenderer) dumping(p string) { j.path = p }
 
-func (j *jsonRenderer) ignored(p string) {
-	j.emit(ndjson.Bool(j.begin("file", p), "ignored", true))
+func (j *jsonRenderer) ignored(p string, why error) {
+	l := ndjson.Bool(j.begin("file", p), "ignored", true)
+	if why != nil {
+		l = ndjson.Str(l, "error", why.Error())
+	}
+	j.emit(l)
 }
 
 func (j *jsonRenderer) logHeader(p, header string) {}

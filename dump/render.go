@@ -5,7 +5,7 @@ import "github.com/klog-dev/klog/format"
 // renderer is one output form of a dump: kafka-dump-log text or NDJSON.
 type renderer interface {
 	dumping(path string)
-	ignored(path string)
+	ignored(path string, why error)
 	logHeader(path, header string)
 	fileStart(path string, size int64)
 	batch(b *format.Batch)

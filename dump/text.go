@@ -35,7 +35,7 @@ func (t *textRenderer) dumping(p string) {
 
 // ignored: main loop default case; Kafka writes it to stderr, which is
 // unbuffered there, so flush stdout first to keep the interleaving.
-func (t *textRenderer) ignored(p string) {}
+func (t *textRenderer) ignored(p string, why error) {}
 
 // logHeader: dumpLog's first line.
 func (t *textRenderer) logHeader(p, header string) {

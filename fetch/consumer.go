@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -58,20 +59,63 @@ type ConsumerConfig struct {
 	// OffsetsFile is where Commit writes; default klog-consumer-offsets in
 	// the partition's log directory.
 	OffsetsFile string
-	// StartOffset is where to start without a committed offset; one
-	// below the log start offset (the zero value, -1) starts at the log
-	// start, as auto.offset.reset=earliest does.
-	StartOffset       int64
+	// StartOffset is where to start, before any committed offset (klog
+	// fetch --offset) when it is above the log start offset; the zero
+	// value (and -1) start at the group's committed offset, or where Reset
+	// says. UseStartOffset starts at StartOffset whatever its value (one
+	// out of range is then reset as Reset says on the first poll).
+	StartOffset    int64
+	UseStartOffset bool
+	// Reset is auto.offset.reset: where to go when there is no committed
+	// offset, or when the position is out of range (retention deleted it,
+	// the log was truncated). The zero value is ResetEarliest.
+	Reset             OffsetReset
 	MaxBytes          int32
 	PartitionMaxBytes int32
-	MinBytes          int32
-	MaxWait           time.Duration
-	Isolation         Isolation
-	NoMinOneMessage   bool
+	// ExactBytes takes MaxBytes and PartitionMaxBytes as given, 0
+	// included (Request.ExactBytes).
+	ExactBytes      bool
+	MinBytes        int32
+	MaxWait         time.Duration
+	Isolation       Isolation
+	NoMinOneMessage bool
 	// HighWatermark overrides the log's when > 0 (the zero value, and -1,
-	// use the log's).
-	HighWatermark int64
+	// use the log's), or whatever its value (0 too) when
+	// OverrideHighWatermark is set.
+	HighWatermark         int64
+	OverrideHighWatermark bool
 }
+
+// OffsetReset is the consumer's auto.offset.reset.
+type OffsetReset int
+
+const (
+	// ResetEarliest moves to the log start offset.
+	ResetEarliest OffsetReset = iota
+	// ResetLatest moves to the high watermark (the last stable offset for
+	// read_committed): only records produced from now on.
+	ResetLatest
+	// ResetNone fails: ErrNoOffset without a committed offset,
+	// OFFSET_OUT_OF_RANGE when the position is out of range.
+	ResetNone
+)
+
+// ParseOffsetReset reads "earliest", "latest" or "none".
+func ParseOffsetReset(s string) (OffsetReset, error) {
+	switch s {
+	case "earliest":
+		return ResetEarliest, nil
+	case "latest":
+		return ResetLatest, nil
+	case "none":
+		return ResetNone, nil
+	}
+	return 0, errors.New("auto.offset.reset must be earliest, latest or none, not " + strconv.Quote(s))
+}
+
+// ErrNoOffset is the consumer's NoOffsetForPartitionException: no committed
+// offset and Reset is ResetNone.
+var ErrNoOffset = errors.New("no committed offset for the partition and the reset policy is none")
 
 // Consumer reads one partition: position (the next offset to read), high
 // watermark and lag, as in the reference text. Not safe for concurrent use.
@@ -111,17 +155,44 @@ func NewConsumer(dir string, cfg ConsumerConfig) (*Consumer, error) {
 		cfg.OffsetsFile = filepath.Join(filepath.Dir(filepath.Clean(dir)), "klog-consumer-offsets")
 	}
 	c := &Consumer{log: l, cfg: cfg, position: l.LogStartOffset(), hw: l.HighWatermark(), aborted: map[int64]bool{}}
-	if cfg.StartOffset > c.position {
+	if cfg.OverrideHighWatermark || cfg.HighWatermark > 0 {
+		c.hw = max(0, min(cfg.HighWatermark, l.LogEndOffset()))
+	}
+	if cfg.UseStartOffset || cfg.StartOffset > c.position {
 		c.position = cfg.StartOffset
+		return c, nil
 	}
 	if cfg.Group != "" {
 		if off, ok, err := ReadCommittedOffset(cfg.OffsetsFile, cfg.Group, l.topic, l.part); err != nil {
 			return nil, err
 		} else if ok {
 			c.position = off
+			return c, nil
 		}
 	}
+	if err := c.reset(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// reset moves the position as Reset says (SubscriptionState's reset
+// strategy): the log start, or the high watermark (last stable offset for
+// read_committed), or an error.
+func (c *Consumer) reset() error {
+	switch c.cfg.Reset {
+	case ResetNone:
+		return ErrNoOffset
+	case ResetLatest:
+		c.position = c.hw
+		if c.cfg.Isolation == ReadCommitted {
+			c.position = c.log.LastStableOffset(c.hw)
+		}
+	default:
+		c.position = c.log.LogStartOffset()
+	}
+	c.pending = c.pending[:0]
+	return nil
 }
 
 // Log is the partition being read.
@@ -150,7 +221,8 @@ func (c *Consumer) Close() error {
 func (c *Consumer) request() Request {
 	return Request{FetchOffset: c.position, MaxBytes: c.cfg.MaxBytes, PartitionMaxBytes: c.cfg.PartitionMaxBytes,
 		MinBytes: c.cfg.MinBytes, MaxWait: c.cfg.MaxWait.Milliseconds(), Isolation: c.cfg.Isolation,
-		NoMinOneMessage: c.cfg.NoMinOneMessage, HighWatermark: c.cfg.HighWatermark}
+		NoMinOneMessage: c.cfg.NoMinOneMessage, HighWatermark: c.cfg.HighWatermark,
+		OverrideHighWatermark: c.cfg.OverrideHighWatermark, ExactBytes: c.cfg.ExactBytes}
 }
 
 // Poll fetches from the position (long-polling when MinBytes and MaxWait are
@@ -159,8 +231,18 @@ func (c *Consumer) request() Request {
 // position at that batch, so a retry with larger MaxBytes reads it; a
 // response with no whole batch at all is a RecordExceedsMaxBytesError. A
 // corrupt batch is a *CorruptRecordError and the position stays before it.
+//
+// A position out of range (retention deleted it, the log was truncated)
+// is reset as ConsumerConfig.Reset says, as Kafka's consumer does on
+// OFFSET_OUT_OF_RANGE; with ResetNone the error is returned.
 func (c *Consumer) Poll(ctx context.Context) ([]Record, *Fetched, error) {
 	f, err := c.fetch(ctx)
+	if errors.Is(err, ErrOffsetOutOfRange) && c.cfg.Reset != ResetNone {
+		if rerr := c.reset(); rerr != nil {
+			return nil, f, rerr
+		}
+		f, err = c.fetch(ctx)
+	}
 	if err != nil {
 		return nil, f, err
 	}
@@ -392,7 +474,7 @@ func (c *Consumer) Commit() error {
 // ReadCommittedOffset returns a group's committed offset for a partition from an
 // offsets file ("0", a count, then "group topic partition offset" lines).
 func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes)
 	if os.IsNotExist(err) {
 		return 0, false, nil
 	}
@@ -415,8 +497,12 @@ func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, er
 // WriteCommittedOffset sets a group's committed offset, rewriting the file through
 // a temporary file and a rename, as Kafka writes its checkpoints.
 func WriteCommittedOffset(path, group, topic string, part int32, offset int64) error {
+	// Never write into a log directory a running broker holds.
+	if err := safeio.CheckBrokerLock(filepath.Dir(path)); err != nil {
+		return err
+	}
 	var entries [][]string
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes); err == nil {
 		cp, err := format.ParseCheckpoint(data, 0, 4)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -440,5 +526,5 @@ func WriteCommittedOffset(path, group, topic string, part int32, offset int64) e
 	for _, e := range entries {
 		b.WriteString(strings.Join(e, " ") + "\n")
 	}
-	return partition.WriteFileAtomic(path, []byte(b.String()), partition.WriteOptions{})
+	return partition.WriteFileAtomic(path, []byte(b.String()), partition.WriteOptions{Perm: safeio.OutputPerm(path)})
 }

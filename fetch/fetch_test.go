@@ -68,10 +68,10 @@ func TestBrokerRules(t *testing.T) {
 		{"raw slice cut inside the second batch", Request{FetchOffset: 0, PartitionMaxBytes: int32(size(0) + 50), HighWatermark: -1}, size(0) + 50, true, size(1), nil},
 		{"response max bytes applies too", Request{FetchOffset: 0, MaxBytes: int32(size(0) + 50), HighWatermark: -1}, size(0) + 50, true, size(1), nil},
 		{"fetch offset inside a batch returns the batch from its start", Request{FetchOffset: 15, HighWatermark: -1}, size(1) + size(2), false, 0, nil},
-		{"consumer bounded by a high watermark below the log end", Request{FetchOffset: 0, HighWatermark: 20}, size(0) + size(1), false, 0, nil},
-		{"follower reads to the log end past the high watermark", Request{FetchOffset: 0, HighWatermark: 10, Replica: true}, total, false, 0, nil},
-		{"fetch at the high watermark is empty", Request{FetchOffset: 20, HighWatermark: 20}, 0, false, 0, nil},
-		{"fetch between high watermark and log end is empty", Request{FetchOffset: 25, HighWatermark: 20}, 0, false, 0, nil},
+		{"consumer bounded by a high watermark below the log end", Request{FetchOffset: 0, HighWatermark: 20, OverrideHighWatermark: true}, size(0) + size(1), false, 0, nil},
+		{"follower reads to the log end past the high watermark", Request{FetchOffset: 0, HighWatermark: 10, OverrideHighWatermark: true, Replica: true}, total, false, 0, nil},
+		{"fetch at the high watermark is empty", Request{FetchOffset: 20, HighWatermark: 20, OverrideHighWatermark: true}, 0, false, 0, nil},
+		{"fetch between high watermark and log end is empty", Request{FetchOffset: 25, HighWatermark: 20, OverrideHighWatermark: true}, 0, false, 0, nil},
 		{"fetch at the log end is empty", Request{FetchOffset: 30, HighWatermark: -1}, 0, false, 0, nil},
 		{"fetch past the log end is out of range", Request{FetchOffset: 31, HighWatermark: -1}, 0, false, 0, ErrOffsetOutOfRange},
 		{"fetch below the log start is out of range", Request{FetchOffset: -1, HighWatermark: -1}, 0, false, 0, ErrOffsetOutOfRange},
@@ -310,7 +310,7 @@ func TestRecordsStopEarlyLosesNothing(t *testing.T) {
 func TestLongPoll(t *testing.T) {
 	t.Parallel()
 	dir, _ := build(t, []int{1}, 10, produce.Options{})
-	c, err := NewConsumer(dir, ConsumerConfig{StartOffset: 1, HighWatermark: -1, MinBytes: 1 << 20, MaxWait: 300 * time.Millisecond})
+	c, err := NewConsumer(dir, ConsumerConfig{StartOffset: 1, UseStartOffset: true, HighWatermark: -1, MinBytes: 1 << 20, MaxWait: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,6 +169,9 @@ func (l *Log) scan(s *segment) error {
 	for {
 		b, err := sc.Next()
 		if err != nil {
+			if !format.EndOfData(err) {
+				return err // an I/O error is not the end of the log
+			}
 			break
 		}
 		s.lastOff = b.LastOffset()

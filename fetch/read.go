@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -50,9 +51,13 @@ type Request struct {
 	// FetchOffset is the first offset wanted.
 	FetchOffset int64
 	// MaxBytes is the response limit; PartitionMaxBytes the partition's.
-	// Zero means the consumer defaults.
+	// Zero (or negative) means the consumer defaults, unless ExactBytes.
 	MaxBytes          int32
 	PartitionMaxBytes int32
+	// ExactBytes takes MaxBytes and PartitionMaxBytes as given, 0
+	// included, as a request on the wire carries them: with a limit of 0,
+	// KIP-74 returns the first batch whole and NoMinOneMessage nothing.
+	ExactBytes bool
 	// MinBytes and MaxWait make a long poll (Consumer.Poll, Log.LongPoll).
 	MinBytes int32
 	MaxWait  int64 // ms
@@ -67,8 +72,11 @@ type Request struct {
 	// did, which is the stall a client reports as RecordExceedsMaxBytesError.
 	NoMinOneMessage bool
 	// HighWatermark overrides the log's high watermark when > 0 (the
-	// zero value, and -1, use the log's).
-	HighWatermark int64
+	// zero value, and -1, use the log's), or whatever its value (0 too)
+	// when OverrideHighWatermark is set: the explicit way to ask for a
+	// high watermark of 0.
+	HighWatermark         int64
+	OverrideHighWatermark bool
 	// Locate leaves Frame nil and fills Fetched.Segment, Position and
 	// Size: the file range a broker would send, for a caller that sends
 	// it itself (klog serve's zero-copy path). Truncated is not computed.
@@ -133,8 +141,8 @@ type Fetched struct {
 func (l *Log) Read(req Request) (*Fetched, error) {
 	// Step 1: the response offsets are captured before reading.
 	hw := l.HighWatermark()
-	if req.HighWatermark > 0 && !req.Replica {
-		hw = min(req.HighWatermark, l.leo)
+	if (req.HighWatermark > 0 || req.OverrideHighWatermark) && !req.Replica {
+		hw = max(0, min(req.HighWatermark, l.leo))
 	}
 	f := &Fetched{HighWatermark: hw, LastStableOffset: l.LastStableOffset(hw), LogStartOffset: l.logStart,
 		LogEndOffset: l.leo, Isolation: req.Isolation, FetchOffset: req.FetchOffset}
@@ -161,13 +169,13 @@ func (l *Log) Read(req Request) (*Fetched, error) {
 	// Step 5: the byte limit: the partition's, within the response's and
 	// the broker's fetch.max.bytes.
 	maxBytes, partMax := req.MaxBytes, req.PartitionMaxBytes
-	if maxBytes <= 0 {
+	if maxBytes <= 0 && !req.ExactBytes {
 		maxBytes = DefaultMaxBytes
 	}
-	if partMax <= 0 {
+	if partMax <= 0 && !req.ExactBytes {
 		partMax = DefaultPartitionMaxBytes
 	}
-	limit := int64(min(maxBytes, partMax, BrokerFetchMaxBytes))
+	limit := max(0, int64(min(maxBytes, partMax, BrokerFetchMaxBytes)))
 	f.MaxBytes = int32(limit)
 	boundSeg, boundPos, err := l.position(bound)
 	if err != nil {
@@ -255,6 +263,22 @@ func (l *Log) position(offset int64) (*segment, int64, error) {
 // position and size.
 func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err error) {
 	idx := l.offsetIndex(s)
+	if idx == nil && s.index != "" {
+		// Too large to keep: probed in place (the index's size is not
+		// trusted); the entry found stands for the index in
+		// TranslateOffset.
+		if xf, rerr := os.Open(s.index); rerr == nil {
+			if st, serr := xf.Stat(); serr == nil {
+				if e, lerr := format.LookupOffsetIndexAt(xf, st.Size(), s.base, offset); lerr == nil && e.Pos > 0 {
+					var one [format.OffsetIndexEntrySize]byte
+					binary.BigEndian.PutUint32(one[:], uint32(e.Offset-s.base))
+					binary.BigEndian.PutUint32(one[4:], uint32(e.Pos))
+					idx = &format.OffsetIndex{BaseOffset: s.base, Data: one[:]}
+				}
+			}
+			xf.Close()
+		}
+	}
 	// An earlier read showed every batch before hintPos ends below
 	// hintOffset: a fetch at or past it can start there.
 	hint := int64(0)
@@ -311,6 +335,10 @@ func (l *Log) readFrame(f *Fetched, s *segment, start, size, firstSize int64) er
 	return nil
 }
 
+// maxAbortedTxns bounds the aborted transactions one fetch response lists:
+// a real read spans a handful; a hostile .txnindex could name millions.
+const maxAbortedTxns = 1 << 16
+
 // abortedTxns collects the aborted transactions overlapping the read
 // (LocalLog.collectAbortedTransactions): up to the first index entry past the
 // bytes read (OffsetIndex.fetchUpperBoundOffset), else the next segment's
@@ -325,6 +353,18 @@ func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64)
 				break
 			}
 		}
+	} else if s.index != "" {
+		// Too large to keep: streamed.
+		if xf, err := os.Open(s.index); err == nil {
+			format.ScanOffsetIndex(xf, s.base, func(_ int, e format.IndexEntry) bool {
+				if e.Pos >= start+fetchSize {
+					upper = e.Offset
+					return false
+				}
+				return true
+			})
+			xf.Close()
+		}
 	}
 	if upper < 0 {
 		if i+1 < len(l.segs) {
@@ -338,20 +378,34 @@ func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64)
 		if seg.txnIndex == "" {
 			continue
 		}
-		data, err := os.ReadFile(seg.txnIndex)
+		tf, err := os.Open(seg.txnIndex)
 		if err != nil {
 			if os.IsNotExist(err) {
 				continue
 			}
 			return err
 		}
-		for _, t := range format.AbortedTxns(data) {
+		done := false
+		_, err = format.ScanAbortedTxns(tf, func(_ int, t format.AbortedTxn) bool {
 			if t.LastOffset >= f.FetchOffset && t.FirstOffset < upper {
+				if len(f.AbortedTransactions) >= maxAbortedTxns {
+					done = true
+					return false
+				}
 				f.AbortedTransactions = append(f.AbortedTransactions, AbortedTransaction{ProducerID: t.ProducerID, FirstOffset: t.FirstOffset})
 			}
 			if t.LastStableOffset >= upper {
-				return nil
+				done = true
+				return false
 			}
+			return true
+		})
+		tf.Close()
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
 		}
 	}
 	return nil
@@ -360,6 +414,11 @@ func (l *Log) abortedTxns(f *Fetched, i int, s *segment, start, fetchSize int64)
 // offsetIndex reads a segment's offset index, reusing the last one read
 // while its file is unchanged: a consumer's fetches mostly hit one segment,
 // and a 1 GiB segment's index is megabytes (klog serve reads per fetch).
+// maxCachedIndexBytes bounds the offset index a Log keeps in memory
+// (segment.index.bytes defaults to 10 MiB); a larger file, real or a
+// sparse 2 GiB one, is probed in place or streamed.
+const maxCachedIndexBytes = 16 << 20
+
 func (l *Log) offsetIndex(s *segment) *format.OffsetIndex {
 	if s.index == "" {
 		return nil
@@ -368,9 +427,12 @@ func (l *Log) offsetIndex(s *segment) *format.OffsetIndex {
 	if err != nil {
 		return nil
 	}
+	if st.Size() > maxCachedIndexBytes {
+		return nil // the callers probe or stream it instead
+	}
 	c := &l.idxCache
 	if c.path != s.index || c.size != st.Size() || !c.mod.Equal(st.ModTime()) {
-		data, err := os.ReadFile(s.index)
+		data, err := safeio.ReadFile(s.index, maxCachedIndexBytes)
 		if err != nil {
 			return nil
 		}

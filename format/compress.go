@@ -23,9 +23,10 @@ type Decompressor struct {
 	// MaxBytes caps the output; 0 means DefaultMaxDecompressedBytes.
 	MaxBytes int
 
-	gz   *gzip.Reader
-	zstd *zstd.Decoder
-	br   bytes.Reader
+	gz      *gzip.Reader
+	zstd    *zstd.Decoder
+	zstdMax int // the limit zstd was created with
+	br      bytes.Reader
 }
 
 func (d *Decompressor) max() int {
@@ -62,64 +63,132 @@ func (d *Decompressor) Decompress(c Compression, magic int8, src, dst []byte) ([
 }
 
 func (d *Decompressor) gunzip(src, dst []byte) ([]byte, error) {
-	d.br.Reset(src)
-	var err error
-	if d.gz == nil {
-		d.gz, err = gzip.NewReader(&d.br)
-	} else {
-		err = d.gz.Reset(&d.br)
+	return readTwoPass(func() (io.Reader, error) {
+		d.br.Reset(src)
+		if d.gz == nil {
+			var err error
+			d.gz, err = gzip.NewReader(&d.br)
+			return d.gz, err
+		}
+		return d.gz, d.gz.Reset(&d.br)
+	}, dst, d.max())
+}
+
+// firstPassBytes is what a streaming codec decompresses into the reused
+// buffer before checking the total: real batches end well within it.
+const firstPassBytes = 4 << 20
+
+// readTwoPass decompresses the stream open returns into dst, in memory
+// bounded by the output's true size, never by a size the data claims and
+// never by the cap: it reads up to firstPassBytes (or the buffer's
+// capacity) into dst; past that it counts the rest without keeping it,
+// fails past max, and otherwise decompresses again into a buffer of the
+// exact size. A bomb thus costs its first pass, not the cap.
+func readTwoPass(open func() (io.Reader, error), dst []byte, max int) ([]byte, error) {
+	r, err := open()
+	if err != nil {
+		return dst[:0], err
 	}
+	first := min(max, firstPassBytes)
+	first = min(max, maxInt(first, cap(dst)))
+	dst, over, err := readCapped(r, dst[:0], first)
+	if err != nil || !over {
+		return dst, err
+	}
+	// readCapped consumed one byte past dst to see that there is more.
+	n, err := io.Copy(io.Discard, io.LimitReader(r, int64(max-len(dst))))
+	total := int64(len(dst)) + 1 + n
 	if err != nil {
 		return dst, err
 	}
-	return readCapped(d.gz, dst, d.max())
+	if total > int64(max) {
+		return dst, errOverCap
+	}
+	out := make([]byte, total)
+	if r, err = open(); err != nil {
+		return dst, err
+	}
+	if _, err := io.ReadFull(r, out); err != nil {
+		return dst, err
+	}
+	return out, nil
 }
 
-// readCapped reads r to its end into dst, growing it step by step (never
-// by a size the data claims) and failing past max bytes.
-func readCapped(r io.Reader, dst []byte, max int) ([]byte, error) {
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// readCapped reads r into dst until its end or until limit bytes are held,
+// growing dst by at most doubling and never past limit (never by a size
+// the data claims). over reports that r holds more than limit bytes; dst
+// then holds the first limit of them, and one more byte has been consumed
+// from r.
+func readCapped(r io.Reader, dst []byte, limit int) (out []byte, over bool, err error) {
+	if cap(dst) > limit {
+		dst = dst[:len(dst):limit]
+	}
 	for {
 		if len(dst) == cap(dst) {
-			if len(dst) > max {
-				return dst[:max], errOverCap
+			if len(dst) >= limit {
+				// Full: is there more?
+				var one [1]byte
+				n, err := io.ReadFull(r, one[:])
+				if n > 0 {
+					return dst, true, nil
+				}
+				if err == io.EOF {
+					return dst, false, nil
+				}
+				return dst, false, err
 			}
-			dst = append(dst, 0)[:len(dst)]
+			nc := min(limit, maxInt(2*cap(dst), 64<<10))
+			nd := make([]byte, len(dst), nc)
+			copy(nd, dst)
+			dst = nd
 		}
 		n, err := r.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]
-		if len(dst) > max {
-			return dst[:max], errOverCap
-		}
 		if err == io.EOF {
-			return dst, nil
+			return dst, false, nil
 		}
 		if err != nil {
-			return dst, err
+			return dst, false, err
 		}
 	}
 }
 
+// zstdMaxWindow bounds the window a zstd frame may ask the decoder to
+// allocate: Kafka's producers write frames with windows of a few MiB.
+const zstdMaxWindow = 32 << 20
+
 func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
+	if d.zstd != nil && d.zstdMax != d.max() {
+		d.zstd.Close() // the cap changed: a decoder with the new limits
+		d.zstd = nil
+	}
 	if d.zstd == nil {
 		// zstd rejects windows under 1 KiB (zstd.MinWindowSize) and every
 		// frame declares at least that, so the decoder's own limit is never
-		// below it; the check after DecodeAll enforces a smaller cap.
+		// below it; readTwoPass enforces a smaller cap.
 		limit := uint64(max(d.max(), zstd.MinWindowSize))
-		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(limit), zstd.WithDecoderMaxWindow(limit))
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(limit), zstd.WithDecoderMaxWindow(min(limit, zstdMaxWindow)))
 		if err != nil {
 			return dst, err
 		}
-		d.zstd = dec
+		d.zstd, d.zstdMax = dec, d.max()
 	}
-	out, err := d.zstd.DecodeAll(src, dst)
+	out, err := readTwoPass(func() (io.Reader, error) {
+		d.br.Reset(src)
+		return d.zstd, d.zstd.Reset(&d.br)
+	}, dst, d.max())
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
 		// The decoder's own checks of the limits set above: the frame
 		// declares more than the cap (content or window size).
 		return out[:min(len(out), d.max())], errOverCap
-	}
-	if len(out) > d.max() {
-		return out[:d.max()], errOverCap
 	}
 	return out, err
 }

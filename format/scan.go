@@ -104,6 +104,8 @@ type Scanner struct {
 	winPos int64
 
 	headersOnly bool
+	// seen is the largest last offset of the batches read so far.
+	seen int64
 }
 
 // NewScanner returns a Scanner over the first size bytes of r.
@@ -128,6 +130,7 @@ func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 func (s *Scanner) Reset(r io.ReaderAt, size int64) {
 	s.r, s.size, s.pos, s.err, s.done = r, size, 0, nil, false
 	s.tail = Tail{}
+	s.seen = 0
 	s.win = nil
 }
 
@@ -147,6 +150,32 @@ func (s *Scanner) Pos() int64 { return s.pos }
 // returns a *PosError (ErrCorrupt or ErrTooLarge) and ends the scan, as it
 // ends Kafka's iteration. A read error from r is returned as is.
 func (s *Scanner) Next() (*Batch, error) {
+	b, err := s.next()
+	if err == nil {
+		if lo := b.LastOffset(); lo > s.seen {
+			s.seen = lo
+		}
+		return b, nil
+	}
+	// An entry whose header is rejected has an offset field as untrusted
+	// as the rest: junk read as a header holds any number there. Report
+	// -1 unless it is an offset this log could hold (Kafka keeps a
+	// segment's offsets within an int32 of its base).
+	var pe *PosError
+	if errors.As(err, &pe) && !s.plausible(pe.Offset) {
+		pe.Offset = -1
+	}
+	if !s.plausible(s.tail.Offset) {
+		s.tail.Offset = -1
+	}
+	return nil, err
+}
+
+func (s *Scanner) plausible(offset int64) bool {
+	return offset >= 0 && offset-s.seen <= 1<<31-1
+}
+
+func (s *Scanner) next() (*Batch, error) {
 	if s.done {
 		if s.err != nil {
 			return nil, s.err
@@ -334,4 +363,13 @@ func EntrySize(b []byte) int {
 		return 0
 	}
 	return int(n)
+}
+
+// EndOfData reports whether an error from Scanner.Next ends the data: io.EOF,
+// or a *PosError (the bytes there are not a whole valid entry). Anything
+// else is reading failing, which is never the end of a log: a caller must
+// not take it for one (and a writer must never truncate on it).
+func EndOfData(err error) bool {
+	var pe *PosError
+	return err == io.EOF || errors.As(err, &pe)
 }

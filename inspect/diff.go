@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 )
@@ -440,7 +441,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 		}
 		r.Epochs, r.EpochSource = epochsOf(r.batches), "batches"
 		if parts[i].LeaderEpochs != "" {
-			data, err := os.ReadFile(parts[i].LeaderEpochs)
+			data, err := safeio.ReadFile(parts[i].LeaderEpochs, safeio.MaxCheckpointBytes)
 			if err != nil {
 				return nil, err
 			}

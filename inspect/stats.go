@@ -61,10 +61,13 @@ type StatsOptions struct {
 // StatsReport is the result of CollectStats, and the JSON object
 // `klog stats --json` writes (its tags are the schema).
 type StatsReport struct {
-	Type    string `json:"type"` // "stats"
-	Files   int    `json:"files"`
-	Batches int64  `json:"batches"`
-	Records int64  `json:"records"`
+	Type  string `json:"type"` // "stats"
+	Files int    `json:"files"`
+	// Unreadable lists the partition directories that could not be read
+	// (reported, the rest counted; the command then exits 2).
+	Unreadable []string `json:"unreadable,omitempty"`
+	Batches    int64    `json:"batches"`
+	Records    int64    `json:"records"`
 	// Bytes is the size of all batches on disk.
 	Bytes int64 `json:"sizeBytes"`
 	// MinTimestamp and MaxTimestamp are the smallest and largest batch max
@@ -173,24 +176,40 @@ type HourStats struct {
 // log whatever its name; a partition directory gives its .log files in
 // offset order, a log directory those of every partition.
 func StatsFiles(paths []string) ([]string, error) {
+	files, _, err := statsFiles(paths)
+	return files, err
+}
+
+// statsFiles is StatsFiles that goes on past unreadable partition
+// directories, returning their errors.
+func statsFiles(paths []string) ([]string, []error, error) {
 	var out []string
+	var skipped []error
 	for _, p := range paths {
 		args, err := partition.Expand([]string{p})
 		if err != nil {
-			return nil, &dump.IOError{Path: p, Err: err}
+			if _, serr := os.Stat(p); serr == nil {
+				// Unreadable: report it, go on with the rest.
+				skipped = append(skipped, &dump.IOError{Path: p, Err: err})
+				continue
+			}
+			return nil, nil, &dump.IOError{Path: p, Err: err}
 		}
 		dirs := []string{p}
 		switch args[0].Kind {
 		case partition.ArgFile:
 			out = append(out, p)
 			continue
+		case partition.ArgStdin:
+			return nil, nil, &dump.IOError{Path: p, Err: errors.New("stats reads files and directories, not a stream")}
 		case partition.ArgLogDir:
 			dirs = args[0].LogDir.Partitions
 		}
 		for _, dp := range dirs {
 			d, err := partition.Open(dp)
 			if err != nil {
-				return nil, &dump.IOError{Path: dp, Err: err}
+				skipped = append(skipped, &dump.IOError{Path: dp, Err: err})
+				continue
 			}
 			for _, s := range d.Segments {
 				if s.Log != "" {
@@ -199,17 +218,20 @@ func StatsFiles(paths []string) ([]string, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // CollectStats reads the batches of paths (see StatsFiles) once. The error
 // is for I/O trouble; data problems are in StatsReport.Problems.
 func CollectStats(ctx context.Context, paths []string, opts StatsOptions) (*StatsReport, error) {
-	files, err := StatsFiles(paths)
+	files, skipped, err := statsFiles(paths)
 	if err != nil {
 		return nil, err
 	}
 	c := newStatsCollector(opts)
+	for _, e := range skipped {
+		c.rep.Unreadable = append(c.rep.Unreadable, e.Error())
+	}
 	for _, p := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -344,7 +344,7 @@ func TestStatsProblems(t *testing.T) {
 		count int
 		err   error
 	}{
-		{"partial last batch", corrupt("truncated-tail"), verify.KindTruncated, 1, nil},
+		{"partial last batch (the kind verify gives)", corrupt("truncated-tail"), verify.KindTruncated, 1, nil},
 		{"garbage", corrupt("garbage-log"), verify.KindTrailingBytes, 1, nil},
 		{"zero tail is a preallocated segment", zeroPadded, "", 0, nil},
 		{"missing path", filepath.Join(t.TempDir(), "nope"), "", 0, fs.ErrNotExist},

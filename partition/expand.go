@@ -16,6 +16,9 @@ const (
 	ArgPartition
 	// ArgLogDir is any other directory, read as a log directory.
 	ArgLogDir
+	// ArgStdin is "-" or a named pipe (cat seg.log | klog verify
+	// /dev/stdin): a stream read as a segment.
+	ArgStdin
 )
 
 // Arg is one expanded path.
@@ -30,15 +33,22 @@ type Arg struct {
 // Expand resolves the paths a command is given, the one way every command
 // does: a file stays a file, a partition directory is itself, any other
 // directory is a log directory with its partitions listed. A path that
-// does not exist or cannot be listed is an error that names it.
+// does not exist or cannot be listed is an error that names it. "-" and a
+// named pipe are ArgStdin.
 func Expand(paths []string) ([]Arg, error) {
 	out := make([]Arg, 0, len(paths))
 	for _, p := range paths {
+		if p == "-" {
+			out = append(out, Arg{Path: p, Kind: ArgStdin})
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, err
 		}
 		switch {
+		case st.Mode()&os.ModeNamedPipe != 0:
+			out = append(out, Arg{Path: p, Kind: ArgStdin})
 		case !st.IsDir():
 			out = append(out, Arg{Path: p, Kind: ArgFile})
 		case IsPartitionDir(p):
@@ -65,7 +75,7 @@ func PartitionDirs(paths []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
 		switch a.Kind {
-		case ArgFile:
+		case ArgFile, ArgStdin:
 			return nil, &os.PathError{Op: "open", Path: a.Path, Err: fmt.Errorf("not a directory (give a partition directory or a log directory)")}
 		case ArgPartition:
 			out = append(out, a.Path)

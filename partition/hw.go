@@ -2,8 +2,8 @@ package partition
 
 import (
 	"errors"
+	"github.com/klog-dev/klog/internal/safeio"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/klog-dev/klog/format"
@@ -31,7 +31,7 @@ func HighWatermarks(logDir string) (map[TopicPartition]int64, error) {
 func CheckpointOffsets(logDir, name string) (map[TopicPartition]int64, error) {
 	m := map[TopicPartition]int64{}
 	path := filepath.Join(logDir, name)
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}

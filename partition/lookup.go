@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // This file is klog's one home of the broker's lookups over a partition
@@ -85,8 +86,9 @@ type File interface {
 func osOpen(path string) (File, error) { return os.Open(path) }
 
 // maxIndexBytes bounds an index file read into memory (Kafka's
-// segment.index.bytes defaults to 10 MiB).
-const maxIndexBytes = 256 << 20
+// segment.index.bytes defaults to 10 MiB); it stays well inside the 256 MiB
+// a reading command may use.
+const maxIndexBytes = 64 << 20
 
 // Log is a partition directory opened read-only for the broker's lookups.
 // It is not safe for concurrent use.
@@ -151,7 +153,7 @@ func OpenLog(d *Dir, opts LogOptions) (*Log, error) {
 	l := &Log{Dir: d, opts: opts, leo: -1}
 	l.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
 	if d.LeaderEpochs != "" {
-		data, err := os.ReadFile(d.LeaderEpochs)
+		data, err := safeio.ReadFile(d.LeaderEpochs, safeio.MaxCheckpointBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +282,7 @@ func (l *Log) readIndexFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if st.Size() > maxIndexBytes {
-		return nil, &LookupError{Path: path, Pos: -1, Err: errors.New("index file of " + strconv.FormatInt(st.Size(), 10) + " bytes is over the 256 MiB limit")}
+		return nil, &LookupError{Path: path, Pos: -1, Err: errors.New("index file of " + strconv.FormatInt(st.Size(), 10) + " bytes is over the 64 MiB limit")}
 	}
 	buf := make([]byte, st.Size())
 	if n, err := f.ReadAt(buf, 0); int64(n) < st.Size() {
@@ -418,6 +420,9 @@ func (l *Log) nextOffset(s *LogSegment) (int64, error) {
 		for {
 			b, err := sc.Next()
 			if err != nil {
+				if !format.EndOfData(err) {
+					return 0, err // an I/O error is not the end of the log
+				}
 				break
 			}
 			next, ok = b.NextOffset(), true

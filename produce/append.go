@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -240,6 +241,8 @@ func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
 		}
 		return Result{}, err
 	}
+	prev := *s
+	prevLEO := a.leo
 	s.size += size
 	a.leo = lastOffset + 1
 	a.dirty = true
@@ -253,10 +256,14 @@ func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
 		s.maxTS, s.maxTSOffset = h.MaxTimestamp, lastOffset
 	}
 	if s.bytesSinceIndex > a.opts.IndexIntervalBytes {
-		if err := a.indexEntry(lastOffset, pos); err != nil {
-			return Result{}, err
-		}
-		if err := a.timeIndexEntry(s.maxTS, s.maxTSOffset); err != nil {
+		if err := a.writeIndexes(lastOffset, pos); err != nil {
+			// Not acknowledged, so not kept: a retry must not find it
+			// in the log (LogSegment.append fails as a whole).
+			*s = prev
+			a.leo = prevLEO
+			if terr := s.log.Truncate(pos); terr != nil {
+				return Result{}, errors.Join(err, terr)
+			}
 			return Result{}, err
 		}
 		s.bytesSinceIndex = 0
@@ -269,6 +276,32 @@ func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
 	}
 	return Result{BaseOffset: h.BaseOffset, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: a.logStart,
 		Position: pos, Segment: s.log.Name(), Size: size}, nil
+}
+
+// writeIndexes appends the offset and time index entries for a batch at
+// pos; on failure both indexes are cut back to their sizes before.
+func (a *Appender) writeIndexes(lastOffset, pos int64) error {
+	s := a.seg
+	var isz, tsz int64 = -1, -1
+	if st, err := s.index.Stat(); err == nil {
+		isz = st.Size()
+	}
+	if st, err := s.timeindex.Stat(); err == nil {
+		tsz = st.Size()
+	}
+	err := a.indexEntry(lastOffset, pos)
+	if err == nil {
+		err = a.timeIndexEntry(s.maxTS, s.maxTSOffset)
+	}
+	if err != nil {
+		if isz >= 0 {
+			s.index.Truncate(isz)
+		}
+		if tsz >= 0 {
+			s.timeindex.Truncate(tsz)
+		}
+	}
+	return err
 }
 
 func (a *Appender) indexEntry(offset, pos int64) error {
@@ -303,7 +336,7 @@ func (a *Appender) timeIndexEntry(ts, offset int64) error {
 func (a *Appender) appendTxnIndex(t format.AbortedTxn) error {
 	s := a.seg
 	if s.txnindex == nil {
-		f, err := os.OpenFile(filepath.Join(a.dir, partition.FileName(s.base, partition.TxnIndexSuffix)),
+		f, err := safeio.OpenFile(filepath.Join(a.dir, partition.FileName(s.base, partition.TxnIndexSuffix)),
 			os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package produce
 
 import (
+	"github.com/klog-dev/klog/internal/safeio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,7 +27,7 @@ func (a *Appender) readEpochs(d *partition.Dir) error {
 	if d.LeaderEpochs == "" {
 		return nil
 	}
-	data, err := os.ReadFile(d.LeaderEpochs)
+	data, err := safeio.ReadFile(d.LeaderEpochs, safeio.MaxCheckpointBytes)
 	if err != nil {
 		return err
 	}
@@ -60,6 +61,10 @@ func (a *Appender) rebuildEpochs(d *partition.Dir, segs []partition.Segment) err
 		for {
 			b, err := sc.Next()
 			if err != nil {
+				if !format.EndOfData(err) {
+					f.Close()
+					return err // an I/O error is not the end of the log
+				}
 				break
 			}
 			if b.IsV2() && b.PartitionLeaderEpoch >= 0 {

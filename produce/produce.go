@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -177,6 +178,11 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	// A running broker holds its log directory's .lock: never write
+	// under it.
+	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(dir))); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -245,7 +251,7 @@ func (a *Appender) load() error {
 
 // openSegment opens the active segment for appending after validating it.
 func (a *Appender) openSegment(s partition.Segment) error {
-	f, err := os.OpenFile(s.Log, os.O_RDWR, 0)
+	f, err := safeio.OpenFile(s.Log, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -271,6 +277,11 @@ func (a *Appender) openSegment(s partition.Segment) error {
 			break
 		}
 		if err != nil {
+			if pe := (*format.PosError)(nil); !errors.As(err, &pe) {
+				// An I/O error is not the end of the log: never cut on it.
+				f.Close()
+				return err
+			}
 			reason = err.Error()
 			// The scanner reports a zero tail (preallocation, an
 			// unclean shutdown) with the size-0 error; say what it is.
@@ -351,7 +362,7 @@ func (e *InvalidTailError) Error() string {
 // newSegment creates the files of a segment starting at base.
 func (a *Appender) newSegment(base int64) error {
 	mk := func(suffix string) (*os.File, error) {
-		return os.OpenFile(filepath.Join(a.dir, partition.FileName(base, suffix)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		return safeio.OpenFile(filepath.Join(a.dir, partition.FileName(base, suffix)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	}
 	seg := &segment{base: base, maxTS: -1, maxTSOffset: -1, lastTimeIndexTS: -1, lastIndexOffset: -1}
 	var err error

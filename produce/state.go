@@ -1,13 +1,16 @@
 package produce
 
 import (
+	"bufio"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -24,18 +27,28 @@ func openIndex(existing, path string, size int, keep func([]byte) bool, last *in
 	if existing != "" {
 		path = existing
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := safeio.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
+	st, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
+	// Streamed entry by entry: the file's size is not trusted (a sparse
+	// 2 GiB index costs nothing on disk).
+	br := bufio.NewReaderSize(f, 64<<10)
+	e := make([]byte, size)
 	n := 0
-	for ; (n+1)*size <= len(data); n++ {
-		e := data[n*size : (n+1)*size]
+	for ; ; n++ {
+		if _, err := io.ReadFull(br, e); err != nil {
+			if err != io.EOF && err != io.ErrUnexpectedEOF {
+				f.Close()
+				return nil, err // an I/O error: cut nothing
+			}
+			break
+		}
 		rel := int32(be32(e)) // offset index: relative offset first
 		if kind == 1 {
 			rel = int32(be32(e[8:])) // time index: after the timestamp
@@ -49,7 +62,7 @@ func openIndex(existing, path string, size int, keep func([]byte) bool, last *in
 			*last = int64(binary.BigEndian.Uint64(e))
 		}
 	}
-	if n*size != len(data) {
+	if int64(n*size) != st.Size() {
 		if err := f.Truncate(int64(n * size)); err != nil {
 			f.Close()
 			return nil, err
@@ -67,7 +80,11 @@ func (a *Appender) loadProducers(d *partition.Dir, segs []partition.Segment) err
 		if s.Offset > a.leo {
 			continue
 		}
-		data, err := os.ReadFile(s.Path)
+		data, err := safeio.ReadFile(s.Path, safeio.MaxSnapshotBytes)
+		var tl *safeio.TooLargeError
+		if errors.As(err, &tl) {
+			continue // no real snapshot is this large: rebuild from the log
+		}
 		if err != nil {
 			return err
 		}
@@ -105,6 +122,10 @@ func (a *Appender) loadProducers(d *partition.Dir, segs []partition.Segment) err
 		for {
 			b, err := sc.Next()
 			if err != nil {
+				if !format.EndOfData(err) {
+					f.Close()
+					return err // an I/O error is not the end of the log
+				}
 				break
 			}
 			if b.LastOffset() < from || b.ProducerID < 0 || !b.IsV2() {

@@ -1,9 +1,12 @@
 package produce
 
 import (
+	"errors"
+	"io"
 	"os"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -65,7 +68,7 @@ func cutSegment(s partition.Segment, offset int64) error {
 	if s.Log == "" {
 		return nil
 	}
-	f, err := os.OpenFile(s.Log, os.O_RDWR, 0)
+	f, err := safeio.OpenFile(s.Log, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -79,6 +82,9 @@ func cutSegment(s partition.Segment, offset int64) error {
 	for {
 		b, err := sc.Next()
 		if err != nil {
+			if pe := (*format.PosError)(nil); err != io.EOF && !errors.As(err, &pe) {
+				return err // an I/O error: never cut on it
+			}
 			break
 		}
 		if b.LastOffset() >= offset {
@@ -93,18 +99,23 @@ func cutSegment(s partition.Segment, offset int64) error {
 		return err
 	}
 	if s.TxnIndex != "" {
-		data, err := os.ReadFile(s.TxnIndex)
+		tf, err := safeio.OpenFile(s.TxnIndex, os.O_RDWR, 0)
 		if err != nil {
 			return err
 		}
 		keep := 0
-		for i, t := range format.AbortedTxns(data) {
+		_, err = format.ScanAbortedTxns(tf, func(i int, t format.AbortedTxn) bool {
 			if t.LastOffset >= offset {
-				break
+				return false
 			}
 			keep = (i + 1) * format.AbortedTxnEntrySize
+			return true
+		})
+		if err == nil {
+			err = tf.Truncate(int64(keep))
 		}
-		if err := os.Truncate(s.TxnIndex, int64(keep)); err != nil {
+		tf.Close()
+		if err != nil {
 			return err
 		}
 	}

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -147,6 +148,10 @@ func Partition(src, dst string, opts Options) (*Result, error) {
 	}
 	if des, err := os.ReadDir(dst); err == nil && len(des) > 0 {
 		return nil, errors.New(dst + ": output directory exists and is not empty")
+	}
+	// Never write into a log directory a running broker holds.
+	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(dst))); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
@@ -298,7 +303,7 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		return err
 	}
 	r.res.BytesIn += st.Size()
-	of, err := create(out)
+	of, err := create(out, in)
 	if err != nil {
 		return err
 	}
@@ -306,12 +311,12 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 	w := bufio.NewWriterSize(of, 256<<10)
 	var x *indexer
 	if idxPath != "" {
-		xf, err := create(idxPath)
+		xf, err := create(idxPath, in)
 		if err != nil {
 			return err
 		}
 		defer closeErr(xf, &err)
-		tf, err := create(tidxPath)
+		tf, err := create(tidxPath, in)
 		if err != nil {
 			return err
 		}
@@ -553,9 +558,10 @@ func (r *redactor) replace(v []byte) []byte {
 	return out
 }
 
-// create makes a new file; it never overwrites one.
-func create(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// create makes a new file with the permissions of src (the file it is made
+// from), never through a symlink; it never overwrites one.
+func create(path, src string) (*os.File, error) {
+	return safeio.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, safeio.OutputPerm(src))
 }
 
 func closeErr(f *os.File, err *error) {
@@ -565,12 +571,13 @@ func closeErr(f *os.File, err *error) {
 }
 
 func copyFile(src, dst string) (err error) {
-	in, err := os.Open(src)
+	// Never what a symlink in the source points at (safeio.OpenFile).
+	in, err := safeio.OpenFile(src, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := create(dst)
+	out, err := create(dst, src)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,25 @@ const (
 // replicas than min.insync.replicas.
 var ErrNotEnoughReplicas = errors.New("NOT_ENOUGH_REPLICAS")
 
+// ErrNotEnoughReplicasAfterAppend is NOT_ENOUGH_REPLICAS_AFTER_APPEND: an
+// acks=all batch the high watermark passed while the ISR was smaller than
+// min.insync.replicas (Partition.checkEnoughReplicasReachOffset). The
+// batch is in the log; the producer is told it is not safe.
+var ErrNotEnoughReplicasAfterAppend = errors.New("NOT_ENOUGH_REPLICAS_AFTER_APPEND")
+
+// ErrRequestTimedOut is REQUEST_TIMED_OUT: an acks=all produce whose
+// batch the high watermark did not pass within the request's timeout
+// (DelayedProduce expiring).
+var ErrRequestTimedOut = errors.New("REQUEST_TIMED_OUT")
+
+// Kafka error codes (Errors.java).
+const (
+	codeRequestTimedOut              = 7
+	codeNotEnoughReplicas            = 19
+	codeNotEnoughReplicasAfterAppend = 20
+	defaultProduceTimeout            = 30 * time.Second
+)
+
 // Config describes a cluster for one partition.
 type Config struct {
 	// Dir holds broker-<id>/<topic>-<partition> for every broker.
@@ -59,6 +78,9 @@ type Config struct {
 	FollowerDelay map[int32]time.Duration
 	// MaxFetchBytes bounds a follower fetch (replica.fetch.max.bytes).
 	MaxFetchBytes int32
+	// ProduceTimeout is an acks=all produce's timeoutMs (the producer's
+	// request.timeout.ms, default 30s): past it, REQUEST_TIMED_OUT.
+	ProduceTimeout time.Duration
 	// Now is the wall clock for record timestamps (default: a fixed
 	// virtual clock starting at 1700000000000 ms and moving by Tick).
 	Now func() time.Time
@@ -162,6 +184,9 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = 10 * time.Millisecond
+	}
+	if cfg.ProduceTimeout <= 0 {
+		cfg.ProduceTimeout = defaultProduceTimeout
 	}
 	if cfg.ReplicaLagTimeMax <= 0 {
 		cfg.ReplicaLagTimeMax = 30 * time.Second
@@ -308,11 +333,11 @@ func (c *Cluster) appendLeader(values [][]byte) (produce.Result, error) {
 // NOT_ENOUGH_REPLICAS when the ISR is smaller than min.insync.replicas.
 func (c *Cluster) Produce(values [][]byte, acks Acks) *ProduceCall {
 	call := &ProduceCall{Acks: acks, BaseOffset: -1, LastOffset: -1, sent: c.tick}
-	req := map[string]any{"acks": int(acks), "timeoutMs": 30000, "topicData": []any{map[string]any{"name": c.cfg.Topic,
+	req := map[string]any{"acks": int(acks), "timeoutMs": c.cfg.ProduceTimeout.Milliseconds(), "topicData": []any{map[string]any{"name": c.cfg.Topic,
 		"partitionData": []any{map[string]any{"index": c.cfg.Partition, "recordsCount": len(values)}}}}}
 	if acks == AcksAll && len(c.ISR()) < c.cfg.MinInsyncReplicas {
 		call.Err, call.Done, call.DoneTick = ErrNotEnoughReplicas, true, c.tick
-		c.rpc("PRODUCE", "producer", req, c.produceResponse(call, 19))
+		c.rpc("PRODUCE", "producer", req, c.produceResponse(call, codeNotEnoughReplicas))
 		return call
 	}
 	res, err := c.appendLeader(values)
@@ -348,19 +373,33 @@ func (c *Cluster) produceResponse(call *ProduceCall, code int) map[string]any {
 		"logStartOffset": c.leader.app.LogStartOffset()}}}}, "throttleTimeMs": 0}
 }
 
-// completeCalls answers acks=all produces whose batch the HW has passed.
+// completeCalls answers acks=all produces (DelayedProduce): once the HW
+// has passed the batch, with NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when
+// the ISR is then smaller than min.insync.replicas
+// (Partition.checkEnoughReplicasReachOffset); once the request's timeout has
+// passed, with REQUEST_TIMED_OUT.
 func (c *Cluster) completeCalls() {
 	kept := c.calls[:0]
+	timeout := int64(c.cfg.ProduceTimeout / c.cfg.Tick)
 	for _, call := range c.calls {
-		if c.leader.hw > call.LastOffset {
-			call.Done, call.DoneTick = true, c.tick
-			req := map[string]any{"acks": -1, "timeoutMs": 30000}
-			r := RPC{Tick: call.sent, APIKeyName: "PRODUCE", ClientID: "producer", Request: req, Response: c.produceResponse(call, 0),
-				TotalTimeMs: float64(c.tick-call.sent) * float64(c.cfg.Tick.Microseconds()) / 1000}
-			c.rpcs = append(c.rpcs, r)
+		code := -1
+		switch {
+		case c.leader.hw > call.LastOffset && len(c.ISR()) < c.cfg.MinInsyncReplicas:
+			code, call.Err = codeNotEnoughReplicasAfterAppend, ErrNotEnoughReplicasAfterAppend
+		case c.leader.hw > call.LastOffset:
+			code = 0
+		case c.tick-call.sent >= timeout:
+			code, call.Err = codeRequestTimedOut, ErrRequestTimedOut
+		}
+		if code < 0 {
+			kept = append(kept, call)
 			continue
 		}
-		kept = append(kept, call)
+		call.Done, call.DoneTick = true, c.tick
+		req := map[string]any{"acks": -1, "timeoutMs": c.cfg.ProduceTimeout.Milliseconds()}
+		r := RPC{Tick: call.sent, APIKeyName: "PRODUCE", ClientID: "producer", Request: req, Response: c.produceResponse(call, code),
+			TotalTimeMs: float64(c.tick-call.sent) * float64(c.cfg.Tick.Microseconds()) / 1000}
+		c.rpcs = append(c.rpcs, r)
 	}
 	c.calls = kept
 }
@@ -631,6 +670,9 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 	return writeAtomic(filepath.Join(b.Dir, partition.LeaderEpochCheckpoint), le)
 }
 
+// writeAtomic writes a checkpoint as Kafka does: a temporary file (never
+// through a symlink), fsynced, renamed over the old one, the directory
+// fsynced.
 func writeAtomic(path string, data []byte) error {
 	return partition.WriteFileAtomic(path, data, partition.WriteOptions{})
 }

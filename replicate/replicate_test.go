@@ -254,7 +254,7 @@ func TestLeaderCrash(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		c.Step()
 	}
-	cons, _ := fetch.NewConsumer(c.Broker(old).Dir, fetch.ConsumerConfig{StartOffset: -1, HighWatermark: c.HighWatermark()})
+	cons, _ := fetch.NewConsumer(c.Broker(old).Dir, fetch.ConsumerConfig{HighWatermark: c.HighWatermark(), OverrideHighWatermark: true})
 	var values []string
 	for r, err := range cons.Records(context.Background()) {
 		if err != nil {

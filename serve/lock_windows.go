@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/klog-dev/klog/internal/safeio"
 	"golang.org/x/sys/windows"
 )
 
@@ -24,5 +25,8 @@ func lockLogDir(dir string) (*os.File, error) {
 		return nil, errors.New("serve: failed to acquire lock on file " + LockFile + " in " + dir +
 			": a Kafka broker or another writer in another process is using this directory (" + err.Error() + ")")
 	}
+	// The appenders this server opens check the broker lock: this
+	// process's own lock is not a broker's (released with the process).
+	safeio.NoteBrokerLockHeld(dir)
 	return f, nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 )
@@ -359,7 +360,7 @@ func (s *Server) topicNames() []string {
 // readTopicID reads partition.metadata's topic id (zero when absent).
 func readTopicID(dir string) [16]byte {
 	var id [16]byte
-	data, err := os.ReadFile(filepath.Join(dir, partition.PartitionMetadata))
+	data, err := safeio.ReadFile(filepath.Join(dir, partition.PartitionMetadata), safeio.MaxCheckpointBytes)
 	if err != nil {
 		return id
 	}
@@ -375,7 +376,7 @@ func readTopicID(dir string) [16]byte {
 
 // readClusterID reads cluster.id from the log dir's meta.properties.
 func readClusterID(dir string) string {
-	data, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
+	data, err := safeio.ReadFile(filepath.Join(dir, "meta.properties"), safeio.MaxCheckpointBytes)
 	if err != nil {
 		return "klog"
 	}
@@ -596,7 +597,7 @@ func (s *Server) checkpointHW() error {
 		return nil
 	}
 	path := filepath.Join(s.cfg.LogDir, partition.ReplicationCheckpoint)
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes)
 	if err != nil {
 		return nil // none to keep current
 	}

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -82,18 +83,29 @@ func Run(ctx context.Context, paths []string, opts Options, events chan<- Event)
 	if err := t.start(paths); err != nil {
 		return err
 	}
-	return t.loop()
+	err = t.loop()
+	if err == nil && t.unreadable > 0 {
+		return ErrUnreadable
+	}
+	return err
 }
+
+// ErrUnreadable ends a Run, after it stopped as asked, in which some
+// partition directory could not be read; each was reported by an error
+// event and the others were followed.
+var ErrUnreadable = errors.New("some partition directories could not be read")
 
 // tailer is the state of one Run; only Run's goroutine touches it.
 type tailer struct {
-	ctx     context.Context
-	opts    Options
-	out     chan<- Event
-	w       *partition.Watcher
-	now     func() time.Time
-	sc      *format.Scanner
-	stopped bool
+	// unreadable counts partition directories that could not be read.
+	unreadable int
+	ctx        context.Context
+	opts       Options
+	out        chan<- Event
+	w          *partition.Watcher
+	now        func() time.Time
+	sc         *format.Scanner
+	stopped    bool
 
 	parts   map[string]*part   // by directory path
 	logDirs map[string]*logDir // parents of the partitions, by path
@@ -164,11 +176,20 @@ func (t *tailer) start(paths []string) error {
 	}
 	// Watch every partition before reading any, so no write falls between
 	// the read and the watch.
+	kept := todo[:0]
 	for _, pd := range todo {
 		if err := t.w.Add(pd.dir); err != nil {
-			return err
+			if !errors.Is(err, fs.ErrPermission) {
+				return err
+			}
+			// Unreadable: report it, follow the rest.
+			t.unreadable++
+			t.trouble(t.newPart(pd.dir, pd.ld), err)
+			continue
 		}
+		kept = append(kept, pd)
 	}
+	todo = kept
 	for _, ld := range t.logDirs {
 		ld.hw = readHW(ld.path)
 	}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,6 +38,9 @@ const MemoryLimit = 96 << 20
 func RunEach(ctx context.Context, paths []string, opts Options, each func(*Report) error) (*Report, error) {
 	total := &Report{Start: time.Now(), roots: paths}
 	for _, p := range paths {
+		if p == "-" {
+			continue // stdin
+		}
 		if _, err := os.Stat(p); err != nil {
 			return nil, err
 		}
@@ -49,12 +53,20 @@ func RunEach(ctx context.Context, paths []string, opts Options, each func(*Repor
 	}()
 	r := &runner{ctx: ctx, opts: opts, each: each, total: total, leo: map[string]int64{}}
 	for _, p := range paths {
+		real := r.real
 		if err := r.walk(p); err != nil {
 			return total, err
 		}
-	}
-	if err := r.flush(); err != nil {
-		return total, err
+		if err := r.flush(); err != nil {
+			return total, err
+		}
+		if st, err := os.Stat(p); err == nil && st.IsDir() && r.real == real {
+			// A directory with no Kafka file in it is an error, never a
+			// silent "ok".
+			if err := r.handOwn(errorReport(p, kindError, errors.New("holds no Kafka file (no segment, index, snapshot or checkpoint)"))); err != nil {
+				return total, err
+			}
+		}
 	}
 	if opts.State != nil {
 		opts.State.forgetGone(paths)
@@ -70,15 +82,34 @@ type runner struct {
 	total *Report
 	parts []string         // partition directories waiting for a piece
 	leo   map[string]int64 // log end offset per partition directory path
+	real  int              // Kafka files handed out (not ignored, not errors)
+}
+
+// errorReport is a one-file report of a path that cannot be checked: a
+// directory that cannot be read, a path holding no Kafka file.
+func errorReport(p, kind string, err error) *Report {
+	f := FileReport{Path: p, Kind: kind, FirstOffset: -1, LastOffset: -1, ioErr: err, Err: err.Error()}
+	finish(&f)
+	return &Report{Files: []FileReport{f}}
 }
 
 func (r *runner) walk(p string) error {
 	args, err := partition.Expand([]string{p})
 	if err != nil {
+		if _, serr := os.Stat(p); serr != nil {
+			return err // no such path: a usage error
+		}
+		// Unreadable: report it, go on with the rest (exit 2 at the end).
+		if err := r.flush(); err != nil {
+			return err
+		}
+		return r.handOwn(errorReport(p, kindDirectory, err))
+	}
+	if err != nil {
 		return err
 	}
 	switch args[0].Kind {
-	case partition.ArgFile:
+	case partition.ArgFile, partition.ArgStdin:
 		if err := r.flush(); err != nil {
 			return err
 		}
@@ -98,13 +129,40 @@ func (r *runner) walk(p string) error {
 	}
 	des, err := os.ReadDir(p)
 	if err != nil {
-		return err
+		if err := r.flush(); err != nil {
+			return err
+		}
+		return r.handOwn(errorReport(p, kindDirectory, err))
 	}
 	var subs []string
 	for _, de := range des {
+		name := de.Name()
 		if de.IsDir() {
-			if _, _, ok := partition.ParseDirName(de.Name()); !ok {
-				subs = append(subs, filepath.Join(p, de.Name()))
+			if _, _, ok := partition.ParseDirName(name); !ok {
+				subs = append(subs, filepath.Join(p, name))
+			}
+			continue
+		}
+		// The log dir's own files, as Run lists them: a KRaft bootstrap
+		// checkpoint is checked, files a broker does not write are listed
+		// as ignored.
+		switch {
+		case isOffsetCheckpoint(name), brokerFile(name):
+		case name == "bootstrap.checkpoint":
+			if err := r.flush(); err != nil {
+				return err
+			}
+			if err := r.piece([]string{filepath.Join(p, name)}); err != nil {
+				return err
+			}
+		default:
+			if err := r.flush(); err != nil {
+				return err
+			}
+			f := FileReport{Path: filepath.Join(p, name), Kind: kindIgnored, FirstOffset: -1, LastOffset: -1, Ignored: "not a Kafka file"}
+			finish(&f)
+			if err := r.handOwn(&Report{Files: []FileReport{f}}); err != nil {
+				return err
 			}
 		}
 	}
@@ -159,8 +217,24 @@ func (r *runner) piece(paths []string) error {
 	return r.hand(rep)
 }
 
+// handOwn hands out a report RunEach made itself (no Run emitted its
+// files): OnFile first, as Run would have.
+func (r *runner) handOwn(rep *Report) error {
+	if r.opts.OnFile != nil {
+		for i := range rep.Files {
+			r.opts.OnFile(&rep.Files[i])
+		}
+	}
+	return r.hand(rep)
+}
+
 // hand gives a piece to the caller and keeps only its totals.
 func (r *runner) hand(rep *Report) error {
+	for i := range rep.Files {
+		if f := &rep.Files[i]; f.Ignored == "" && f.Err == "" {
+			r.real++
+		}
+	}
 	r.total.findings += rep.Findings()
 	r.total.ioErrors += rep.IOErrors()
 	return r.each(rep)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // maxIndexRead bounds how much of an index file is read into memory; Kafka's
@@ -178,13 +179,14 @@ func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
 // checkTxnIndex verifies a .txnindex: versions, offsets inside the segment,
 // first <= last, entries in last-offset order, no partial entry.
 func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
-	data, err := v.r.readFile(t.path)
+	file, err := v.r.open(t.path) // streamed: its size is not trusted
 	if err != nil {
 		return err
 	}
+	defer file.Close()
 	prevLast := int64(-1)
-	for i, a := range format.AbortedTxns(data) {
-		at := int64(i * format.AbortedTxnEntrySize)
+	rest, err := format.ScanAbortedTxns(file, func(i int, a format.AbortedTxn) bool {
+		at := int64(i) * format.AbortedTxnEntrySize
 		f.Records++
 		switch {
 		case a.Version != 0:
@@ -200,18 +202,39 @@ func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
 				Message: "entries are not in abort-marker order"})
 		}
 		prevLast = max(prevLast, a.LastOffset)
+		return v.ctx.Err() == nil
+	})
+	if err != nil {
+		return err
 	}
-	if rest := len(data) % format.AbortedTxnEntrySize; rest != 0 {
-		f.add(Problem{Kind: KindTrailingBytes, Position: int64(len(data) - rest), Offset: -1, Bytes: i64(int64(rest)),
+	if err := v.ctx.Err(); err != nil {
+		return err
+	}
+	if rest != 0 {
+		at := f.Records * format.AbortedTxnEntrySize
+		f.add(Problem{Kind: KindTrailingBytes, Position: at, Offset: -1, Bytes: i64(int64(rest)),
 			Message: strconv.Itoa(rest) + " bytes after the last complete 34-byte entry"})
 	}
 	return nil
 }
 
+// readBounded reads a whole snapshot or checkpoint of at most limit bytes;
+// a larger file is a finding of kind (no real one comes near the limit),
+// reported as such with ok=false.
+func (v *verifier) readBounded(f *FileReport, t task, limit int64, kind Kind) (data []byte, ok bool, err error) {
+	data, err = v.r.readFile(t.path, limit)
+	var tl *safeio.TooLargeError
+	if errors.As(err, &tl) {
+		f.add(Problem{Kind: kind, Offset: -1, Message: "the file is " + itoa(tl.Size) + " bytes, more than any real one (limit " + itoa(tl.Limit) + "); not read"})
+		return nil, false, nil
+	}
+	return data, err == nil, err
+}
+
 // checkSnapshot verifies a producer state snapshot (version, structure, CRC).
 func (v *verifier) checkSnapshot(f *FileReport, t task) error {
-	data, err := v.r.readFile(t.path)
-	if err != nil {
+	data, ok, err := v.readBounded(f, t, safeio.MaxSnapshotBytes, KindSnapshotInvalid)
+	if !ok {
 		return err
 	}
 	entries, err := format.ParseProducerSnapshot(data)
@@ -230,8 +253,8 @@ func (v *verifier) checkSnapshot(f *FileReport, t task) error {
 // checkCheckpoint parses a text checkpoint or partition.metadata; ranges are
 // checked against the logs by checkPartition.
 func (v *verifier) checkCheckpoint(f *FileReport, t task) error {
-	data, err := v.r.readFile(t.path)
-	if err != nil {
+	data, ok, err := v.readBounded(f, t, safeio.MaxCheckpointBytes, KindCheckpointInvalid)
+	if !ok {
 		return err
 	}
 	var perr error

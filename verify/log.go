@@ -15,6 +15,7 @@ import (
 
 // verifier holds per-goroutine reusable state.
 type verifier struct {
+	ctx  context.Context
 	opts Options
 	r    *reads
 	read int64 // log bytes reported to OnBytes for the current file
@@ -30,14 +31,26 @@ type verifier struct {
 	rec    format.Record
 }
 
-func newVerifier(opts Options) *verifier {
-	v := &verifier{opts: opts, r: newReads(context.Background(), Options{KeepCache: true})}
-	v.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
+func newVerifier(ctx context.Context, opts Options) *verifier {
+	v := &verifier{ctx: ctx, opts: opts, r: newReads(context.Background(), Options{KeepCache: true})}
+	v.rr.Decompressor.MaxBytes = opts.budget.small()
 	return v
 }
 
 func (v *verifier) check(t task) FileReport {
 	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1, lastPos: -1}
+	if t.name != "" {
+		f.Path = t.name
+	}
+	switch {
+	case t.err != nil:
+		f.ioErr = t.err
+		f.Err = t.err.Error()
+		return f
+	case t.kind == kindIgnored:
+		f.Ignored = t.why
+		return f
+	}
 	st, err := os.Stat(t.path)
 	if err == nil {
 		f.Bytes = st.Size()
@@ -73,6 +86,9 @@ func (v *verifier) check(t task) FileReport {
 	}
 	v.doneIncremental(&f)
 	if err != nil {
+		if v.ctx.Err() != nil && errors.Is(err, v.ctx.Err()) {
+			f.Partial = true
+		}
 		f.ioErr = err
 		f.Err = err.Error()
 	}
@@ -150,6 +166,9 @@ func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, 
 		prevLast, first = v.resumeScan(f, sc, file, size)
 	}
 	for {
+		if err := v.ctx.Err(); err != nil {
+			return err
+		}
 		b, err := sc.Next()
 		if err == io.EOF {
 			break
@@ -301,13 +320,24 @@ func TailProblem(r io.ReaderAt, t format.Tail) Problem {
 // returns the first record's offset, or -1.
 func (v *verifier) checkRecords(f *FileReport, b *format.Batch) int64 {
 	first := int64(-1)
-	if err := v.rr.Reset(b); err != nil {
+	err := v.rr.Reset(b)
+	if v.opts.budget.retry(err) {
+		v.rr.Decompressor.MaxBytes = v.opts.budget.full
+		// Over the small per-job cap: decompress again holding the one
+		// large-batch slot, then let the large buffers go.
+		defer v.opts.budget.release(&v.rr)
+		err = v.rr.Reset(b)
+	}
+	if err != nil {
 		v.recordProblem(f, b, err)
 		return first
 	}
 	var n int32
 	prevDelta := int32(-1)
 	for {
+		if n&4095 == 4095 && v.ctx.Err() != nil {
+			return first // the caller's loop reports the interruption
+		}
 		err := v.rr.Next(&v.rec)
 		if err == io.EOF {
 			break

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -67,7 +68,7 @@ func checkSegments(rep *Report, g group, rd *reads) {
 		if f.Kind != "leader-epoch-checkpoint" || f.Findings() > 0 {
 			continue
 		}
-		data, err := rd.readFile(f.Path)
+		data, err := rd.readFile(f.Path, safeio.MaxCheckpointBytes)
 		if err != nil {
 			continue
 		}
@@ -128,7 +129,7 @@ func checkCheckpointRange(f *FileReport, logDir string, leo map[string]int64, rd
 	if filepath.Base(f.Path) == partition.CleanerCheckpoint {
 		return // cleaner offsets may lag or lead after truncation
 	}
-	data, err := rd.readFile(f.Path)
+	data, err := rd.readFile(f.Path, safeio.MaxCheckpointBytes)
 	if err != nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // reads is the I/O state a run shares across its jobs: one token bucket for
@@ -119,15 +120,23 @@ func (s *source) Close() error {
 	return s.f.Close()
 }
 
-// readFile is os.ReadFile through r (small files: checkpoints, snapshots,
-// transaction indexes).
-func (r *reads) readFile(path string) ([]byte, error) {
+// readFile is os.ReadFile through r for small files (checkpoints,
+// snapshots) of at most limit bytes: a larger one is a
+// *safeio.TooLargeError, and nothing past the limit is read.
+func (r *reads) readFile(path string, limit int64) ([]byte, error) {
 	s, err := r.open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	return io.ReadAll(io.NewSectionReader(s, 0, s.size+1))
+	if s.size > limit {
+		return nil, &safeio.TooLargeError{Path: path, Size: s.size, Limit: limit}
+	}
+	data, err := io.ReadAll(io.NewSectionReader(s, 0, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		return nil, &safeio.TooLargeError{Path: path, Size: int64(len(data)), Limit: limit}
+	}
+	return data, err
 }
 
 // logReadAhead is the scanner's read window for a log: 1 MiB, the read size

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -287,7 +289,7 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 	}
 	if d.LeaderEpochs != "" {
 		rec.hadLEC = true
-		if data, err := os.ReadFile(d.LeaderEpochs); err == nil {
+		if data, err := safeio.ReadFile(d.LeaderEpochs, safeio.MaxCheckpointBytes); err == nil {
 			if es, err := format.ParseLeaderEpochCheckpoint(data); err == nil {
 				p.epochs = es
 			}
@@ -358,9 +360,10 @@ func txnSanity(path string, base int64) (bool, *kafkaErr, error) {
 	}
 	defer f.Close()
 	var e [34]byte
-	for at := int64(0); ; at += int64(len(e)) {
-		if _, err := f.ReadAt(e[:], at); err != nil {
-			if errors.Is(err, io.EOF) {
+	br := bufio.NewReaderSize(f, 64<<10) // one read per 64 KiB, not per entry
+	for {
+		if _, err := io.ReadFull(br, e[:]); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return false, nil, nil
 			}
 			return false, nil, err
@@ -1164,7 +1167,7 @@ func differs(path string, want []byte, entry int) bool {
 	if string(got) != string(want) {
 		return true
 	}
-	buf := make([]byte, 4096)
+	buf := make([]byte, 64<<10)
 	for at := int64(len(want)); at < n; {
 		m := min(int64(len(buf)), n-at)
 		if _, err := f.ReadAt(buf[:m], at); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -33,8 +34,18 @@ func (r *Recovery) WriteRecovered(out string) error {
 	if _, err := os.Lstat(out); err == nil {
 		return errors.New(out + " already exists")
 	}
+	// Never write into a log directory a running broker holds.
+	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(out))); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
+	}
+	// New files take their source's permissions (the segment's for
+	// rebuilt indexes), or 0600 when there is none.
+	logPerm := os.FileMode(0o600)
+	if len(r.live) > 0 {
+		logPerm = safeio.OutputPerm(r.live[0].src.seg.Log)
 	}
 	d, err := partition.Open(r.Dir)
 	if err != nil {
@@ -42,7 +53,7 @@ func (r *Recovery) WriteRecovered(out string) error {
 	}
 	if r.NewEmptySegment {
 		for _, suf := range []string{partition.LogSuffix, partition.IndexSuffix, partition.TimeIndexSuffix} {
-			if err := writeNew(filepath.Join(out, partition.FileName(r.LogStartOffset, suf)), nil); err != nil {
+			if err := writeNew(filepath.Join(out, partition.FileName(r.LogStartOffset, suf)), nil, logPerm); err != nil {
 				return err
 			}
 		}
@@ -51,26 +62,32 @@ func (r *Recovery) WriteRecovered(out string) error {
 		if err := copyRange(v.src.seg.Log, filepath.Join(out, partition.FileName(v.base, partition.LogSuffix)), v.pos, v.end-v.pos); err != nil {
 			return err
 		}
-		if err := writeNew(filepath.Join(out, partition.FileName(v.base, partition.IndexSuffix)), v.recov.index); err != nil {
+		if err := writeNew(filepath.Join(out, partition.FileName(v.base, partition.IndexSuffix)), v.recov.index, safeio.OutputPerm(v.src.seg.Log)); err != nil {
 			return err
 		}
-		if err := writeNew(filepath.Join(out, partition.FileName(v.base, partition.TimeIndexSuffix)), v.recov.timeIndex); err != nil {
+		if err := writeNew(filepath.Join(out, partition.FileName(v.base, partition.TimeIndexSuffix)), v.recov.timeIndex, safeio.OutputPerm(v.src.seg.Log)); err != nil {
 			return err
 		}
 		if v.src.seg.TxnIndex == "" {
 			continue
 		}
-		data, err := os.ReadFile(v.src.seg.TxnIndex)
+		// Streamed: the .txnindex's size is not trusted.
+		tf, err := safeio.OpenFile(v.src.seg.TxnIndex, os.O_RDONLY, 0)
 		if err != nil {
 			return err
 		}
 		var keep []byte
-		for _, t := range format.AbortedTxns(data) {
+		_, err = format.ScanAbortedTxns(tf, func(_ int, t format.AbortedTxn) bool {
 			if t.LastOffset < r.LogEndOffset && t.FirstOffset >= v.base && (v.recov.lastOffset < 0 || t.FirstOffset <= v.recov.lastOffset) {
 				keep = format.AppendAbortedTxn(keep, t)
 			}
+			return len(keep) < maxSnapshotBytes
+		})
+		tf.Close()
+		if err != nil {
+			return err
 		}
-		if err := writeNew(filepath.Join(out, partition.FileName(v.base, partition.TxnIndexSuffix)), keep); err != nil {
+		if err := writeNew(filepath.Join(out, partition.FileName(v.base, partition.TxnIndexSuffix)), keep, safeio.OutputPerm(v.src.seg.TxnIndex)); err != nil {
 			return err
 		}
 	}
@@ -92,14 +109,14 @@ func (r *Recovery) WriteRecovered(out string) error {
 		if st.Size() > maxSnapshotBytes {
 			continue
 		}
-		data, err := os.ReadFile(sn.Path)
+		data, err := safeio.ReadFile(sn.Path, maxSnapshotBytes)
 		if err != nil {
 			return err
 		}
 		if _, err := format.ParseProducerSnapshot(data); err != nil {
 			continue
 		}
-		if err := writeNew(filepath.Join(out, filepath.Base(sn.Path)), data); err != nil {
+		if err := writeNew(filepath.Join(out, filepath.Base(sn.Path)), data, safeio.OutputPerm(sn.Path)); err != nil {
 			return err
 		}
 	}
@@ -118,11 +135,16 @@ func (r *Recovery) WriteRecovered(out string) error {
 			text = append(text, strconv.Itoa(int(e.Epoch))+" "+itoa(e.StartOffset)+"\n"...)
 		}
 	}
-	return writeNew(filepath.Join(out, partition.LeaderEpochCheckpoint), text)
+	lecPerm := logPerm
+	if d.LeaderEpochs != "" {
+		lecPerm = safeio.OutputPerm(d.LeaderEpochs)
+	}
+	return writeNew(filepath.Join(out, partition.LeaderEpochCheckpoint), text, lecPerm)
 }
 
-func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// writeNew creates path (never through a symlink) with perm and data.
+func writeNew(path string, data []byte, perm os.FileMode) error {
+	f, err := safeio.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
@@ -138,14 +160,16 @@ func writeNew(path string, data []byte) error {
 }
 
 // copyRange copies n bytes of src from pos (all when n < 0) in bounded
-// memory into a new file.
+// memory into a new file with src's permissions. A symlink or other
+// non-regular src is refused: recovery copies the partition's own files,
+// never what a link points at.
 func copyRange(src, dst string, pos, n int64) error {
-	in, err := os.Open(src)
+	in, err := safeio.OpenFile(src, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := safeio.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, safeio.OutputPerm(src))
 	if err != nil {
 		return err
 	}

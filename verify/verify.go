@@ -6,10 +6,10 @@ package verify
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
-	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +63,18 @@ type FileReport struct {
 	// batch that run saw); the counts above cover the whole file.
 	VerifiedFrom int64 `json:"verifiedFrom,omitempty"`
 
-	ioErr error
+	// Ignored says why a file found in a directory was not checked (it is
+	// not a Kafka file); such a file is listed, never silently ignored.
+	Ignored string `json:"ignored,omitempty"`
+	// Omitted counts, per kind, the problems past the first
+	// MaxProblemsPerKind that were counted but not kept.
+	Omitted map[Kind]int64 `json:"omitted,omitempty"`
+	// Partial marks a file whose check was interrupted (a signal).
+	Partial bool `json:"partial,omitempty"`
+
+	ioErr       error
+	perKind     map[Kind]int
+	omittedInfo int64
 	// What this run read of a log: batches checked, and the position and
 	// stored CRC of the last one (for the state file).
 	scanned          int64
@@ -72,9 +83,30 @@ type FileReport struct {
 	id *fileID
 }
 
-func (f *FileReport) add(p Problem) { f.Problems = append(f.Problems, p) }
+// MaxProblemsPerKind bounds the problems kept per kind and file: a hostile
+// batch can hold millions of bad records, and memory must not grow with
+// them. The rest are counted in FileReport.Omitted.
+const MaxProblemsPerKind = 100
 
-// Findings counts the problems that are not info.
+func (f *FileReport) add(p Problem) {
+	if f.perKind == nil {
+		f.perKind = make(map[Kind]int)
+	}
+	if f.perKind[p.Kind] >= MaxProblemsPerKind {
+		if f.Omitted == nil {
+			f.Omitted = make(map[Kind]int64)
+		}
+		f.Omitted[p.Kind]++
+		if p.Info {
+			f.omittedInfo++
+		}
+		return
+	}
+	f.perKind[p.Kind]++
+	f.Problems = append(f.Problems, p)
+}
+
+// Findings counts the problems that are not info, omitted ones included.
 func (f *FileReport) Findings() int {
 	n := 0
 	for _, p := range f.Problems {
@@ -82,7 +114,10 @@ func (f *FileReport) Findings() int {
 			n++
 		}
 	}
-	return n
+	for _, c := range f.Omitted {
+		n += int(c)
+	}
+	return n - int(f.omittedInfo)
 }
 
 // Report is the result of a run, one FileReport per file in a stable order:
@@ -94,6 +129,10 @@ type Report struct {
 	Duration time.Duration `json:"-"`
 	// BytesRead counts every byte verify read from a file during the run.
 	BytesRead int64 `json:"-"`
+
+	// Partial is set when the run was interrupted: files not started are
+	// absent and the last ones may be marked Partial.
+	Partial bool `json:"-"`
 
 	roots []string // the paths Run was given
 	// Totals of the files RunEach handed out and did not keep.
@@ -156,6 +195,10 @@ type Options struct {
 	State *State
 	Full  bool
 
+	// Stdin is what the path "-" reads (os.Stdin when nil).
+	Stdin io.Reader
+
+	budget *decompressBudget
 	// reads, when set, is the I/O state of a RunEach that this Run is a
 	// piece of (one rate limit, one byte count, one page-cache record).
 	reads *reads
@@ -167,6 +210,9 @@ type Options struct {
 // task is one file to check; partition-level checks run after all tasks.
 type task struct {
 	path, kind string
+	name       string // the path to report, when not path ("-" for stdin)
+	why        string // why an ignored file is ignored
+	err        error  // why the path cannot be checked
 	base       int64  // base offset from the name, or -1
 	log        string // the .log beside an index file
 	index      string // the .index beside a .timeindex
@@ -184,21 +230,54 @@ type group struct {
 // directories (recursively). The error is only for bad usage (a path that
 // does not exist); unreadable files are reported in their FileReport.
 func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
-	var tasks []task
-	var groups []group
+	var ex expander
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		args, err := partition.Expand([]string{p})
 		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			tasks = append(tasks, fileTask(p))
+			if _, serr := os.Stat(p); serr != nil {
+				return nil, err // no such path: a usage error
+			}
+			ex.fail(p, err) // unreadable: reported, the rest goes on
 			continue
 		}
-		if err := expand(p, &tasks, &groups); err != nil {
-			return nil, err
+		switch a := args[0]; a.Kind {
+		case partition.ArgStdin:
+			// "-", or a pipe (cat seg.log | klog verify /dev/stdin).
+			r, name := opts.Stdin, "-"
+			if p != "-" {
+				f, err := os.Open(p)
+				if err != nil {
+					return nil, err
+				}
+				defer f.Close()
+				r, name = f, p
+			}
+			t, cleanup, err := stdinTask(r)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			t.name = name
+			ex.tasks = append(ex.tasks, t)
+		case partition.ArgFile:
+			st, err := os.Stat(p)
+			if err != nil {
+				return nil, err
+			}
+			ex.tasks = append(ex.tasks, explicitTask(p, st))
+		default:
+			n := ex.real()
+			if a.Kind == partition.ArgPartition {
+				ex.expandPartition(p)
+			} else {
+				ex.expandLogDir(p, a.LogDir)
+			}
+			if ex.real() == n {
+				ex.tasks = append(ex.tasks, task{path: p, kind: kindError, err: errors.New("holds no Kafka file (no segment, index, snapshot or checkpoint)")})
+			}
 		}
 	}
+	tasks, groups := ex.tasks, ex.groups
 	rep := &Report{Files: make([]FileReport, len(tasks)), Start: time.Now(), roots: paths}
 	rd := opts.reads
 	if rd == nil {
@@ -224,6 +303,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	opts.prefetch = jobs >= 2*len(tasks)
+	opts.budget = newDecompressBudget(opts.MaxDecompressedBytes)
 	em := newEmitter(rep, tasks, groups, opts.OnFile, rd)
 	var (
 		wg   sync.WaitGroup
@@ -252,7 +332,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		// One job checks in the caller's goroutine: handing each file
 		// to another thread costs a scheduler wake-up, milliseconds on
 		// a busy machine.
-		v := newVerifier(opts)
+		v := newVerifier(ctx, opts)
 		v.r = rd
 		for i := range tasks {
 			if ctx.Err() != nil {
@@ -267,7 +347,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				v := newVerifier(opts)
+				v := newVerifier(ctx, opts)
 				v.r = rd
 				for i := range next {
 					checkOne(v, i)
@@ -287,6 +367,9 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		wg.Wait()
 	}
 	if err := ctx.Err(); err != nil {
+		// Files in flight are marked Partial; the report says it is
+		// partial (files never started are empty reports).
+		rep.Partial = true
 		return rep, err
 	}
 	for i := range rep.Files {
@@ -360,44 +443,6 @@ func (e *emitter) done(i int) {
 	}
 }
 
-func fileTask(p string) task {
-	name := filepath.Base(p)
-	t := task{path: p, base: -1}
-	off, suffix, ok := partition.ParseFileName(name)
-	if ok {
-		t.base = off
-	}
-	dir := filepath.Dir(p)
-	switch {
-	case name == partition.LeaderEpochCheckpoint:
-		t.kind = "leader-epoch-checkpoint"
-	case name == partition.PartitionMetadata:
-		t.kind = "partition-metadata"
-	case isOffsetCheckpoint(name):
-		t.kind = "offset-checkpoint"
-	case strings.HasSuffix(name, ".checkpoint") && !strings.HasSuffix(name, ".checkpoint.part"):
-		t.kind = "checkpoint"
-	case !ok:
-		t.kind = "unknown"
-	case suffix == partition.LogSuffix:
-		t.kind = "log"
-	case suffix == partition.IndexSuffix:
-		t.kind = "index"
-		t.log = filepath.Join(dir, partition.FileName(off, partition.LogSuffix))
-	case suffix == partition.TimeIndexSuffix:
-		t.kind = "timeindex"
-		t.log = filepath.Join(dir, partition.FileName(off, partition.LogSuffix))
-		t.index = filepath.Join(dir, partition.FileName(off, partition.IndexSuffix))
-	case suffix == partition.TxnIndexSuffix:
-		t.kind = "txnindex"
-	case suffix == partition.SnapshotSuffix:
-		t.kind = "snapshot"
-	default:
-		t.kind = "unknown"
-	}
-	return t
-}
-
 // isSegmentFile reports whether LogLoader reads name as a segment file
 // (LogFileUtils.isLogFile, isIndexFile): its stem must be an offset.
 func isSegmentFile(name string) bool {
@@ -416,98 +461,4 @@ func isOffsetCheckpoint(name string) bool {
 		}
 	}
 	return false
-}
-
-// expand adds the files of a partition directory, or of every partition of
-// a log directory (recursing into directories that are neither).
-func expand(p string, tasks *[]task, groups *[]group) error {
-	if partition.IsPartitionDir(p) {
-		d, err := partition.Open(p)
-		if err != nil {
-			return err
-		}
-		g := group{dir: d, first: len(*tasks), logTask: map[int64]int{}}
-		for _, s := range d.Segments {
-			for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
-				if f == "" {
-					continue
-				}
-				t := fileTask(f)
-				// Share the segment's path strings: at 100,000
-				// segments, copies of them are megabytes.
-				if t.log != "" && s.Log != "" {
-					t.log = s.Log
-				}
-				if t.index != "" && s.Index != "" {
-					t.index = s.Index
-				}
-				if t.kind == "log" {
-					g.logTask[s.BaseOffset] = len(*tasks)
-				}
-				*tasks = append(*tasks, t)
-			}
-			if s.Log == "" {
-				*tasks = append(*tasks, task{path: filepath.Join(p, partition.FileName(s.BaseOffset, partition.LogSuffix)), kind: "missing-log", base: s.BaseOffset})
-			}
-		}
-		for _, s := range d.Snapshots {
-			*tasks = append(*tasks, fileTask(s.Path))
-		}
-		for _, o := range d.Other {
-			if t := fileTask(o); t.kind == "checkpoint" {
-				*tasks = append(*tasks, t)
-			} else if isSegmentFile(filepath.Base(o)) {
-				// LogLoader parses every *.log and index file name as an
-				// offset: one that is not a number fails the load.
-				*tasks = append(*tasks, task{path: o, kind: "misnamed", base: -1})
-			}
-		}
-		for _, f := range []string{d.LeaderEpochs, d.Metadata} {
-			if f != "" {
-				*tasks = append(*tasks, fileTask(f))
-			}
-		}
-		g.n = len(*tasks) - g.first
-		*groups = append(*groups, g)
-		return nil
-	}
-	ld, err := partition.OpenLogDir(p)
-	if err != nil {
-		return err
-	}
-	first := len(*tasks)
-	// Partition directories first, then other subdirectories (a root
-	// holding several log dirs, say), then the log dir's checkpoints: they
-	// are checked against every partition, so a streamed report can give
-	// each partition's verdicts before them.
-	for _, pd := range ld.Partitions {
-		if err := expand(pd, tasks, groups); err != nil {
-			return err
-		}
-	}
-	des, err := os.ReadDir(p)
-	if err != nil {
-		return err
-	}
-	var subs []string
-	for _, de := range des {
-		if de.IsDir() {
-			if _, _, ok := partition.ParseDirName(de.Name()); !ok {
-				subs = append(subs, filepath.Join(p, de.Name()))
-			}
-		}
-	}
-	sort.Strings(subs)
-	for _, s := range subs {
-		if err := expand(s, tasks, groups); err != nil {
-			return err
-		}
-	}
-	for _, c := range ld.Checkpoints {
-		*tasks = append(*tasks, fileTask(c))
-	}
-	if len(ld.Checkpoints) > 0 {
-		*groups = append(*groups, group{logDir: ld, first: first, n: len(*tasks) - first})
-	}
-	return nil
 }

@@ -125,7 +125,7 @@ func TestBitFlips(t *testing.T) {
 			bounds := batchBounds(t, orig)
 			dir := t.TempDir()
 			p := filepath.Join(dir, "00000000000000000000.log")
-			v := newVerifier(Options{})
+			v := newVerifier(context.Background(), Options{})
 			for _, bd := range bounds {
 				crcFrom := int64(format.LogOverhead) // legacy: CRC field, magic onwards
 				if orig[bd[0]+16] >= 2 {
@@ -159,7 +159,7 @@ func TestStructureFlips(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "00000000000000000000.log")
-	v := newVerifier(Options{})
+	v := newVerifier(context.Background(), Options{})
 	for _, bd := range batchBounds(t, orig) {
 		for at := bd[0] + 8; at < bd[0]+17; at++ {
 			if at >= bd[0]+12 && at < bd[0]+16 {
@@ -187,7 +187,7 @@ func TestTruncationSweep(t *testing.T) {
 	bounds := batchBounds(t, orig)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "00000000000000000000.log")
-	v := newVerifier(Options{})
+	v := newVerifier(context.Background(), Options{})
 	for cut := 1; cut < len(orig); cut++ {
 		f := checkBytes(v, p, orig[:cut])
 		last := int64(0)
@@ -265,7 +265,7 @@ func TestPartitionChecks(t *testing.T) {
 // checkBytes verifies data as the .log at path p, without touching the disk.
 func checkBytes(v *verifier, p string, data []byte) *FileReport {
 	f := &FileReport{Path: p, Kind: "log", FirstOffset: -1, LastOffset: -1, Bytes: int64(len(data))}
-	if err := v.checkLogAt(f, fileTask(p), bytes.NewReader(data), int64(len(data))); err != nil {
+	if err := v.checkLogAt(f, classify(p), bytes.NewReader(data), int64(len(data))); err != nil {
 		panic(err)
 	}
 	return f

@@ -58,7 +58,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-// run is main without os.Exit: tests call it with buffers.
+// run is main without os.Exit: tests call it with buffers. A run stopped
+// by a signal exits 128+N (130 for SIGINT, 143 for SIGTERM) and says on
+// stderr that its output is partial.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	if n := len(args); n >= 2 && args[n-1] == completeFlag {
@@ -71,7 +73,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) >= 3 && (args[1] == "help" || args[1] == "h") && app.Command(args[2]) == nil {
 		return report(stderr, unknownCommand(app, args[2]))
 	}
-	return report(stderr, app.RunContext(ctx, args))
+	err := app.RunContext(ctx, args)
+	if sig := interrupted(ctx); sig != nil {
+		fmt.Fprintln(stderr, "klog: "+sig.Error()+": stopped at a record boundary; the output is partial")
+		return exitCode(sig)
+	}
+	return report(stderr, err)
 }
 
 // report prints err (if it has a message) and returns its exit code.
@@ -88,5 +95,5 @@ func report(stderr io.Writer, err error) int {
 	}
 	// Other urfave/cli errors are usage errors.
 	fmt.Fprintln(stderr, "klog: "+err.Error())
-	return ExitTrouble
+	return exitCode(err)
 }

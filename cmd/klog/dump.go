@@ -49,6 +49,9 @@ var dumpCommand = &cli.Command{
 Text output is byte-identical to kafka-dump-log.sh of Kafka 4.3.1 on stdout and
 stderr, except that where Kafka dies with a stack trace klog prints one problem
 line ("klog: dump: FILE: ...") naming the position and offset.
+A FILE of - reads a segment from stdin. A file named here that is not a
+Kafka file, or does not exist, is reported and makes the exit status 2; in
+a directory such files are listed ("Ignoring unknown file") and skipped.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
 	Flags: []cli.Flag{noProgressFlag, dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
@@ -138,6 +141,7 @@ func runDump(c *cli.Context) error {
 			opts.MaxBytes = -1
 		}
 	}
+	opts.Stdin = c.App.Reader
 	// The dump itself is the data: no bar while it goes to the terminal.
 	bar := newProgress(c, "dumping", true, func() int64 {
 		var logs []string
@@ -151,15 +155,30 @@ func runDump(c *cli.Context) error {
 	opts.OnBytes = bar.addFunc()
 	res, err := dump.RunContext(c.Context, files, opts, c.App.Writer, c.App.ErrWriter)
 	bar.finish()
+	return dumpExit(c, opts, res, err)
+}
+
+// dumpExit maps a dump's result to the exit-code contract; a JSON stream
+// stopped by a signal ends with an "interrupted" object.
+func dumpExit(c *cli.Context, opts dump.Options, res dump.Result, err error) error {
 	var ioe *dump.IOError
 	var fe *dump.FatalError
 	switch {
+	case interrupted(c.Context) != nil:
+		if opts.JSON {
+			// NDJSON readers see that the stream stops short.
+			io.WriteString(c.App.Writer, `{"type":"interrupted","reason":"`+interrupted(c.Context).Error()+`"}`+"\n")
+		}
+		return interrupted(c.Context)
 	case errors.As(err, &ioe):
-		return &exitError{code: ExitTrouble, msg: "dump: " + ioe.Error()}
+		return fail("dump", ioe)
 	case errors.As(err, &fe):
 		return &exitError{code: ExitFindings, msg: "dump: " + fe.Error()}
 	case err != nil:
-		return &exitError{code: ExitTrouble, msg: "dump: " + err.Error()}
+		return fail("dump", err)
+	}
+	if len(res.Troubles) > 0 {
+		return &exitError{code: ExitTrouble}
 	}
 	if res.Findings > 0 {
 		return &exitError{code: ExitFindings}

@@ -30,6 +30,7 @@ var (
 	fetchGroupFlag    = &cli.StringFlag{Name: "group", Usage: "consumer group whose committed offset --follow resumes from and commits to"}
 	fetchTimeoutFlag  = &cli.DurationFlag{Name: "timeout", Usage: "with --follow, stop after this long (default: until interrupted)"}
 	fetchDataFlag     = &cli.BoolFlag{Name: "print-data-log", Value: true, Usage: "print keys and values"}
+	fetchResetFlag    = &cli.StringFlag{Name: "reset", Value: "earliest", Usage: "with --follow, auto.offset.reset: where to start without a committed offset, and where to go when the position is out of range: earliest, latest or none"}
 )
 
 var fetchCommand = &cli.Command{
@@ -40,10 +41,13 @@ var fetchCommand = &cli.Command{
 stable offset bound, aborted transactions for read_committed, long polls.
 Prints a summary line and the records; --json prints one request-log-shaped
 object per fetch. --follow --group G runs a consumer that prints position and
-lag after each poll and commits.`,
+lag after each poll and commits. --offset N overrides the committed offset;
+--reset earliest|latest|none (auto.offset.reset) says where to start without
+one and where to go when the position is out of range (retention deleted
+it); --json prints one object per record and per poll.`,
 	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
 		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
-		fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag},
+		fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag, fetchResetFlag},
 	Action: runFetch,
 }
 
@@ -75,7 +79,7 @@ func runFetch(c *cli.Context) error {
 	}
 	l, err := fetch.Open(dir)
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		return fail("fetch", err)
 	}
 	hw := c.Int64(fetchHWFlag.Name)
 	if hw < 0 {
@@ -87,7 +91,10 @@ func runFetch(c *cli.Context) error {
 		FetchOffset: -1, MaxBytes: int32(c.Int(fetchMaxFlag.Name)),
 		PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), MinBytes: int32(c.Int(fetchMinBytesFlag.Name)),
 		MaxWait: c.Duration(fetchMaxWaitFlag.Name).Milliseconds(), Isolation: iso, Replica: c.Bool(fetchReplicaFlag.Name),
-		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw,
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw, OverrideHighWatermark: hw >= 0,
+		// The flags carry the consumer defaults: what they say is used as
+		// given, 0 included (KIP-74: the first batch whole).
+		ExactBytes: true,
 	}
 	if offset != nil {
 		req.FetchOffset = resolveFetchOffset(l, *offset, hw, req.Replica, iso)
@@ -100,7 +107,7 @@ func runFetch(c *cli.Context) error {
 	took := time.Since(start)
 	var oor *fetch.OutOfRangeError
 	if err != nil && !errors.As(err, &oor) {
-		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		return fail("fetch", err)
 	}
 	if c.Bool(fetchJSONFlag.Name) {
 		if err := writeFetchJSON(out, req, f, err, took, recOpts); err != nil {
@@ -233,6 +240,8 @@ func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr
 		l = append(l, ']')
 	}
 	l = append(ndjson.Field(l, "records"), '[')
+	// The records are streamed to out one by one: a batch can hold
+	// millions of them, and the line must not be built in memory.
 	first := true
 	err := frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
 		if !first {
@@ -242,6 +251,10 @@ func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr
 		var err error
 		l, err = ndjson.RecordFields(ndjson.Begin(l, "record"), b, r, &opts)
 		l = ndjson.End(l)
+		if _, werr := out.Write(l); werr != nil && err == nil {
+			err = werr
+		}
+		l = l[:0]
 		return err
 	})
 	l = append(l, ']', '}')
@@ -261,7 +274,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 	if offset != nil {
 		l, err := fetch.Open(dir)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+			return fail("fetch", err)
 		}
 		start = resolveFetchOffset(l, *offset, c.Int64(fetchHWFlag.Name), false, iso)
 	}
@@ -269,14 +282,20 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 	if wait <= 0 {
 		wait = 500 * time.Millisecond
 	}
+	reset, err := fetch.ParseOffsetReset(c.String(fetchResetFlag.Name))
+	if err != nil {
+		return usageError("fetch: --reset: %v", err)
+	}
+	hw := c.Int64(fetchHWFlag.Name)
 	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{
-		Group: c.String(fetchGroupFlag.Name), StartOffset: start,
-		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)),
+		Group: c.String(fetchGroupFlag.Name), StartOffset: start, UseStartOffset: offset != nil && start >= 0,
+		Reset:    reset,
+		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), ExactBytes: true,
 		MinBytes: int32(max(1, c.Int(fetchMinBytesFlag.Name))), MaxWait: wait, Isolation: iso,
-		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: c.Int64(fetchHWFlag.Name),
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw, OverrideHighWatermark: hw >= 0,
 	})
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		return fail("fetch", err)
 	}
 	defer cons.Close()
 	ctx := c.Context
@@ -295,7 +314,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 		fw.records(recs)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			out.Flush()
-			code := ExitTrouble
+			code := exitCode(err)
 			var cre *fetch.CorruptRecordError
 			var rex *fetch.RecordExceedsMaxBytesError
 			if errors.As(err, &cre) || errors.As(err, &rex) {
@@ -307,7 +326,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 		out.Flush()
 		if c.String(fetchGroupFlag.Name) != "" {
 			if err := cons.Commit(); err != nil {
-				return &exitError{code: ExitTrouble, msg: "fetch: commit: " + err.Error()}
+				return fail("fetch: commit", err)
 			}
 		}
 	}

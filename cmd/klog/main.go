@@ -4,14 +4,30 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
+// signalGrace is how long a command has, after SIGINT or SIGTERM, to stop
+// at a record boundary and flush before the process exits regardless.
+const signalGrace = 800 * time.Millisecond
+
+func signalNotify(ch chan os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
+func signalStop(ch chan os.Signal)   { signal.Stop(ch) }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(func(code int) {
+		time.AfterFunc(signalGrace, func() {
+			os.Stderr.WriteString("klog: did not stop within a second of the signal; exiting\n")
+			os.Exit(code)
+		})
+		// A second signal exits at once.
+		ch := make(chan os.Signal, 1)
+		signalNotify(ch)
+		go func() { <-ch; os.Exit(code) }()
+	})
 	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

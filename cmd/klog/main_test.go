@@ -47,7 +47,7 @@ func TestExitCodes(t *testing.T) {
 		{"no files", []string{"dump"}, ExitTrouble, "", "no files given", true},
 		{"flag after file", []string{"dump", good, "--deep-iteration"}, ExitOK, "| offset: 0", "", false},
 		{"unknown flag", []string{"dump", "--no-such-flag", good}, ExitTrouble, "", "no-such-flag", false},
-		{"unknown file kind", []string{"dump", segments(t, "kafka-written", "v2-none", "00000000000000000000.log.dump.txt")}, ExitOK, "Dumping", "Ignoring unknown file", false},
+		{"unknown file kind", []string{"dump", segments(t, "kafka-written", "v2-none", "00000000000000000000.log.dump.txt")}, ExitTrouble, "Dumping", "Ignoring unknown file", false},
 		{"partition.metadata", []string{"dump", segments(t, "kafka-written", "unifiedlog-producer", "topic-0", "partition.metadata")}, ExitOK, "topicId: AAAAAAAAAAAAAAAAAAAAAQ", "", false},
 		{"version", []string{"--version"}, ExitOK, "klog version", "", false},
 		{"help", []string{"dump", "--help"}, ExitOK, "kafka-dump-log", "", false},

@@ -87,19 +87,24 @@ func runOffsets(c *cli.Context) error {
 	}
 	dirs, err := partition.PartitionDirs(args)
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
+		return fail("offsets", err)
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
+	unreadable := 0
 	enc := json.NewEncoder(out)
 	for _, d := range dirs {
 		l, err := fetch.Open(d)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
+			// Report it and go on with the other partitions.
+			out.Flush()
+			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+err.Error())
+			unreadable++
+			continue
 		}
 		r, err := l.ListOffsets(target, iso, mode)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "offsets: " + d + ": " + err.Error()}
+			return fail("offsets: "+d, err)
 		}
 		topic, part, _ := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
 		if c.Bool(offsetsJSONFlag.Name) {
@@ -108,7 +113,7 @@ func runOffsets(c *cli.Context) error {
 				o.Offset, o.Timestamp, o.LeaderEpoch = r.Offset, r.Timestamp, r.LeaderEpoch
 			}
 			if err := enc.Encode(&o); err != nil {
-				return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
+				return fail("offsets", err)
 			}
 			continue
 		}
@@ -117,6 +122,9 @@ func runOffsets(c *cli.Context) error {
 			off = strconv.FormatInt(r.Offset, 10)
 		}
 		fmt.Fprintf(out, "%s:%d:%s\n", topic, part, off)
+	}
+	if unreadable > 0 {
+		return &exitError{code: ExitTrouble}
 	}
 	return nil
 }

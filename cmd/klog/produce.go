@@ -117,7 +117,7 @@ func runProduce(c *cli.Context) error {
 	case errors.As(err, &ie):
 		return usageError("produce: stdin line %d: %v", ie.Line, ie.Err)
 	}
-	return &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+	return fail("produce", err)
 }
 
 // produceFeed reads the input and batching flags.
@@ -169,7 +169,7 @@ func openAppender(c *cli.Context, opts produce.Options) (*produce.Appender, erro
 		if errors.As(err, &ite) {
 			return nil, &exitError{code: ExitFindings, msg: "produce: " + err.Error()}
 		}
-		return nil, &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+		return nil, fail("produce", err)
 	}
 	if latest := app.LatestLeaderEpoch(); latest > opts.PartitionLeaderEpoch {
 		if c.IsSet(prodLeaderFlag.Name) {

@@ -54,7 +54,7 @@ func runRecover(c *cli.Context) error {
 	}
 	plan, err := verify.PlanRecovery(dir, verify.RecoverOptions{})
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+		return fail("recover", err)
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
@@ -76,7 +76,7 @@ func runRecover(c *cli.Context) error {
 				". Use --salvage to export the records that can still be read."}
 		}
 		if err := plan.WriteRecovered(o); err != nil {
-			return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+			return fail("recover", err)
 		}
 		fmt.Fprintf(report, "wrote the recovered partition to %s\n", o)
 	}
@@ -102,7 +102,7 @@ func runRecover(c *cli.Context) error {
 				err = w.Flush()
 			}
 			if err != nil {
-				return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+				return fail("recover", err)
 			}
 			for _, k := range skipped {
 				if c.Bool(recoverJSONFlag.Name) {

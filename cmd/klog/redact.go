@@ -3,9 +3,9 @@ package main
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"strconv"
 
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/redact"
 	"github.com/urfave/cli/v2"
@@ -65,7 +65,7 @@ func runRedact(c *cli.Context) error {
 	}
 	opts := redact.Options{Mode: mode, RedactHeaderKeys: c.Bool(redactHeaderKeysFlag.Name), CopyUnknown: c.Bool(redactUnknownFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
 	if p := c.String(redactKeyFileFlag.Name); p != "" {
-		key, err := os.ReadFile(p)
+		key, err := safeio.ReadFile(p, safeio.MaxCheckpointBytes)
 		if err != nil {
 			return viewError("redact", err)
 		}

@@ -33,6 +33,7 @@ var (
 	replStopFlag    = &cli.StringSliceFlag{Name: "stop", Usage: "ID@TICK: stop that follower at that tick (repeatable)"}
 	replRestartFlag = &cli.StringSliceFlag{Name: "restart", Usage: "ID@TICK: restart a stopped broker at that tick; it truncates where it diverges and catches up (repeatable)"}
 	replCrashFlag   = &cli.IntFlag{Name: "crash-leader-at", Value: -1, Usage: "stop the leader at this tick and elect an in-sync follower"}
+	replTimeoutFlag = &cli.DurationFlag{Name: "request-timeout", Value: 30 * time.Second, Usage: "an acks=all produce's timeout (request.timeout.ms): past it, REQUEST_TIMED_OUT"}
 )
 
 var replicateCommand = &cli.Command{
@@ -46,7 +47,7 @@ klog offsets show it move). Producers use acks 0, 1 or all. Prints the moments
 table (one row per change), or --json one line per RPC.`,
 	Flags: []cli.Flag{replDirFlag, replBrokersFlag, replTopicFlag, replPartFlag, replPreloadFlag, replRecordsFlag, replEveryFlag,
 		replAcksFlag, replMinISRFlag, replLagFlag, replDelayFlag, replTickFlag, replTicksFlag, replStepFlag, replJSONFlag,
-		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag},
+		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag, replTimeoutFlag},
 	Action: runReplicate,
 }
 
@@ -56,15 +57,15 @@ func runReplicate(c *cli.Context) error {
 		return err
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	cl, err := replicate.New(cfg)
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	defer cl.Close()
 	if err := cl.Preload(c.Int(replPreloadFlag.Name)); err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
@@ -82,14 +83,14 @@ func runReplicate(c *cli.Context) error {
 	res, err := cl.Run(c.Context, sc)
 	sc.AfterTick()
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	if jsonOut {
 		return nil
 	}
 	header, rows := cl.Table(res, sc.Group != "")
 	if err := dump.WriteTable(styled(c, out, "table"), header, rows); err != nil {
-		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
+		return fail("replicate", err)
 	}
 	for i, call := range res.Calls {
 		fmt.Fprintf(out, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, call.Status())
@@ -134,6 +135,7 @@ func replicateConfig(c *cli.Context) (replicate.Config, replicate.Scenario, erro
 	cfg.Dir, cfg.Topic, cfg.Partition = c.String(replDirFlag.Name), c.String(replTopicFlag.Name), int32(c.Int(replPartFlag.Name))
 	cfg.MinInsyncReplicas, cfg.Tick = c.Int(replMinISRFlag.Name), c.Duration(replTickFlag.Name)
 	cfg.ReplicaLagTimeMax, cfg.FollowerDelay = c.Duration(replLagFlag.Name), delays
+	cfg.ProduceTimeout = c.Duration(replTimeoutFlag.Name)
 	if !c.Bool(replStepFlag.Name) {
 		cfg.Now = time.Now
 	}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"io"
-	"os"
 	"time"
 
 	"github.com/klog-dev/klog/inspect"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
@@ -61,7 +61,7 @@ func runRetention(c *cli.Context) error {
 	}
 	cfg := inspect.DefaultRetentionConfig()
 	if p := c.String(retentionConfigFlag.Name); p != "" {
-		data, err := os.ReadFile(p)
+		data, err := safeio.ReadFile(p, safeio.MaxCheckpointBytes)
 		if err != nil {
 			return viewError("retention", err)
 		}

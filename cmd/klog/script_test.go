@@ -11,7 +11,25 @@ import (
 
 // TestMain lets the test binary act as klog inside the scripts.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"klog": main})
+	// Helper processes of hostile_test.go and edges_test.go.
+	if out := os.Getenv("KLOG_RSS_HELPER"); out != "" {
+		os.Exit(rssHelper(out, os.Args[1:]))
+	}
+	if p := os.Getenv("KLOG_LOCK_HELPER"); p != "" {
+		os.Exit(lockHelper(p))
+	}
+	testscript.Main(cleanupM{m}, map[string]func(){"klog": main})
+}
+
+// cleanupM removes the klog binary the process tests built, after the run.
+type cleanupM struct{ m *testing.M }
+
+func (c cleanupM) Run() int {
+	code := c.m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	return code
 }
 
 // TestScripts runs the end-to-end suite in testdata/script: one script per

@@ -43,7 +43,8 @@ rolls, deletions and truncations, partitions appearing and disappearing.
 --json prints one event object per line; --table a live table, redrawn in
 place on a terminal and printed as snapshots otherwise. Watches directories
 with inotify (one watch per directory; see fs.inotify.max_user_watches) and
-never polls. Exit status 0 on Ctrl-C or --timeout, 2 on trouble.`,
+never polls. Exit status 0 on --timeout, 130 on Ctrl-C (143 on SIGTERM), 2 on
+trouble (an unreadable partition is reported and the others followed).`,
 	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailFromFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag, keyEncFlag, valueEncFlag},
 	Action: runTail,
 }
@@ -165,10 +166,13 @@ func runTail(c *cli.Context) error {
 		}
 	}
 	if werr != nil {
-		return &exitError{code: ExitTrouble, msg: "tail: " + werr.Error()}
+		return fail("tail", werr)
+	}
+	if errors.Is(err, tail.ErrUnreadable) {
+		return &exitError{code: ExitTrouble}
 	}
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "tail: " + err.Error()}
+		return fail("tail", err)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -26,7 +28,9 @@ var verifyCommand = &cli.Command{
 	Usage:     "check CRCs, structure, offsets, indexes, snapshots and checkpoints",
 	ArgsUsage: "PATH...",
 	Description: `PATH is a segment, index, snapshot or checkpoint file, a partition directory,
-or a log directory (searched recursively). Every v2 batch's CRC-32C and every
+or a log directory (searched recursively); - reads a segment from stdin. A
+file named here that is not a Kafka file is an error (exit 2); inside
+directories such files are listed as ignored. Every v2 batch's CRC-32C and every
 v0/v1 message's CRC-32 is checked, every record decoded (compressed batches
 decompressed), offsets checked across batches and segments, and indexes,
 producer snapshots and checkpoints checked against the log.
@@ -79,7 +83,7 @@ func runVerify(c *cli.Context) error {
 		writeErr error
 		b        strings.Builder
 	)
-	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
+	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Stdin: c.App.Reader}
 	if err := fleetOptions(c, &opts); err != nil {
 		return err
 	}
@@ -116,6 +120,12 @@ func runVerify(c *cli.Context) error {
 		return nil
 	})
 	(*bar).finish()
+	if sig := interrupted(c.Context); sig != nil {
+		// Stopped by a signal: the verdicts printed so far stand; run
+		// says the output is partial and exits 130/143.
+		out.Flush()
+		return sig
+	}
 	if err != nil && !(stopped && errors.Is(err, context.Canceled)) {
 		if errors.Is(err, context.Canceled) && c.Context.Err() != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
@@ -134,10 +144,17 @@ func runVerify(c *cli.Context) error {
 	if writeErr != nil {
 		return &exitError{code: ExitTrouble, msg: "verify: " + writeErr.Error()}
 	}
+	return sum.exit()
+}
+
+// exit is the run's exit code: 2 when a file could not be read (every
+// file is reported: all of them, or up to --fail-fast's stop), 1 for
+// findings.
+func (s *verifySummary) exit() error {
 	switch {
-	case sum.ioErrors > 0: // every file reported: all of them, or up to --fail-fast's stop
+	case s.ioErrors > 0:
 		return &exitError{code: ExitTrouble}
-	case sum.problems > 0:
+	case s.problems > 0:
 		return &exitError{code: ExitFindings}
 	}
 	return nil
@@ -146,10 +163,14 @@ func runVerify(c *cli.Context) error {
 // verifySummary adds up the files reported so far.
 type verifySummary struct {
 	files, batches, records, bytes int64
-	problems, ioErrors             int
+	problems, ioErrors, ignored    int
 }
 
 func (s *verifySummary) add(f *verify.FileReport) {
+	if f.Ignored != "" {
+		s.ignored++ // listed, not checked
+		return
+	}
 	s.files++
 	if f.Kind == "log" || f.Kind == "checkpoint" {
 		s.batches += f.Batches
@@ -177,6 +198,9 @@ func (s *verifySummary) write(w io.Writer, elapsed time.Duration, stopped bool) 
 	if s.ioErrors > 0 {
 		b.WriteString(", " + plural(int64(s.ioErrors), "unreadable file", "unreadable files"))
 	}
+	if s.ignored > 0 {
+		b.WriteString(", " + plural(int64(s.ignored), "file", "files") + " ignored (not Kafka files)")
+	}
 	b.WriteString(" in " + strconv.FormatFloat(elapsed.Seconds(), 'f', 1, 64) + "s\n")
 	io.WriteString(w, b.String())
 }
@@ -188,6 +212,8 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 	b.WriteString(": ")
 	n := f.Findings()
 	switch {
+	case f.Ignored != "":
+		b.WriteString("ignored (" + f.Ignored + ")")
 	case f.Err != "":
 		b.WriteString("error: " + f.Err)
 	case n == 0:
@@ -215,6 +241,9 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 			b.WriteString(", offset " + strconv.FormatInt(p.Offset, 10))
 		}
 		b.WriteString(": " + p.Message + "\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Omitted)) {
+		b.WriteString("  … and " + strconv.FormatInt(f.Omitted[k], 10) + " more " + string(k) + " problems (the first " + strconv.Itoa(verify.MaxProblemsPerKind) + " of each kind are listed)\n")
 	}
 }
 

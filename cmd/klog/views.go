@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -127,8 +128,9 @@ indexBytesRead.
 Exit status: 0 answered (including "no record at or after T"); 1 an index
 or time index entry used does not match the log, or a record on the way
 cannot be decoded (the answer is still given, from a scan of the segment
-start when the index entry is unusable); 2 usage or I/O trouble, or an
-offset out of range (below the first segment, or at or past the log end).`,
+start when the index entry is unusable), or an offset out of range (below
+the first segment, or at or past the log end: Kafka's OFFSET_OUT_OF_RANGE);
+2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
 	Action: runFind,
 }
@@ -136,7 +138,7 @@ offset out of range (below the first segment, or at or past the log end).`,
 // viewError maps a dump error to an exit code: everything a view returns
 // is I/O or usage trouble.
 func viewError(cmd string, err error) error {
-	return &exitError{code: ExitTrouble, msg: cmd + ": " + err.Error()}
+	return fail(cmd, err)
 }
 
 func runSegments(c *cli.Context) error {
@@ -160,10 +162,18 @@ func runSegments(c *cli.Context) error {
 	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
 	defer bar.finish()
 	findings := 0
+	unreadable := 0
 	for i, d := range dirs {
 		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
-			return viewError("segments", err)
+			if c.Context.Err() != nil {
+				return err
+			}
+			// Report it and go on with the other partitions.
+			out.Flush()
+			fmt.Fprintln(c.App.ErrWriter, "klog: segments: "+err.Error())
+			unreadable++
+			continue
 		}
 		findings += ps.Findings()
 		if format == "json" {
@@ -180,6 +190,9 @@ func runSegments(c *cli.Context) error {
 	}
 	if err := out.Flush(); err != nil {
 		return viewError("segments", err)
+	}
+	if unreadable > 0 {
+		return &exitError{code: ExitTrouble}
 	}
 	if findings > 0 {
 		return &exitError{code: ExitFindings}
@@ -243,6 +256,12 @@ func runStats(c *cli.Context) error {
 	}); err != nil {
 		return viewError("stats", err)
 	}
+	if len(rep.Unreadable) > 0 {
+		for _, u := range rep.Unreadable {
+			fmt.Fprintln(c.App.ErrWriter, "klog: stats: "+u)
+		}
+		return &exitError{code: ExitTrouble}
+	}
 	if rep.ProblemCount > 0 {
 		return &exitError{code: ExitFindings}
 	}
@@ -299,7 +318,7 @@ func runFind(c *cli.Context) error {
 	res, err := inspect.FindContext(c.Context, d, q, inspect.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
 	if err != nil {
 		if errors.Is(err, inspect.ErrOffsetOutOfRange) {
-			return &exitError{code: ExitTrouble, msg: "find: " + err.Error()}
+			return fail("find", err)
 		}
 		return viewError("find", err)
 	}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/inspect"
+	"github.com/klog-dev/klog/internal/safeio"
+	"github.com/klog-dev/klog/produce"
+)
+
+// The exit-code contract, one table for every command (README, "Exit
+// codes"): 1 means klog answered and the answer is "no" (the data has
+// findings, the offset asked for is out of range, the producer is fenced:
+// what a broker answers with an error code); 2 means klog could not answer
+// (usage, I/O, a lock held by a broker or another writer); 128+N a signal.
+const (
+	ExitSIGINT  = 128 + int(syscall.SIGINT)  // 130
+	ExitSIGTERM = 128 + int(syscall.SIGTERM) // 143
+)
+
+// exitCode is the one mapping from an error to an exit code.
+func exitCode(err error) int {
+	var (
+		ee   *exitError
+		sig  *signalError
+		lock *safeio.BrokerLockError
+		fe   *produce.FencedError
+		tail *produce.InvalidTailError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &sig):
+		return 128 + int(sig.sig)
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &lock), errors.Is(err, produce.ErrLocked):
+		return ExitTrouble
+	case errors.As(err, &fe), errors.As(err, &tail),
+		errors.Is(err, fetch.ErrOffsetOutOfRange), errors.Is(err, inspect.ErrOffsetOutOfRange):
+		return ExitFindings
+	}
+	return ExitTrouble
+}
+
+// fail wraps err for run: its message prefixed with the command, its code
+// from exitCode.
+func fail(cmd string, err error) error {
+	return &exitError{code: exitCode(err), msg: cmd + ": " + err.Error()}
+}
+
+// signalError is the cause of a context cancelled by a signal.
+type signalError struct{ sig syscall.Signal }
+
+func (e *signalError) Error() string {
+	switch e.sig {
+	case syscall.SIGINT:
+		return "interrupted (SIGINT)"
+	case syscall.SIGTERM:
+		return "terminated (SIGTERM)"
+	}
+	return "stopped by signal " + strconv.Itoa(int(e.sig))
+}
+
+// signalContext is cancelled, with a *signalError cause, on the first
+// SIGINT or SIGTERM. Commands see ctx.Done, stop at a record boundary and
+// flush; if one has not returned within the grace period, or a second
+// signal comes, the process exits with the signal's code anyway.
+func signalContext(grace func(code int)) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 2)
+	signalNotify(ch)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			sig := s.(syscall.Signal)
+			cancel(&signalError{sig: sig})
+			grace(128 + int(sig))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		signalStop(ch)
+		cancel(nil)
+	}
+}
+
+// interrupted returns the signal error when ctx was cancelled by one.
+func interrupted(ctx context.Context) error {
+	var sig *signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		return sig
+	}
+	return nil
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klog-dev/klog/internal/hostile"
+)
+
+// maxRSS is the memory promise of every reading command (README).
+const maxRSS = 256 << 20
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// binDir holds the klog binary built for the tests that run it as a
+// process; TestMain removes it.
+var binDir string
+
+// klogBinary builds the klog command once per test run. The directory is
+// world-readable: the binary may run as nobody.
+func klogBinary(t *testing.T, _ string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "klog-bin-")
+		if buildErr != nil {
+			return
+		}
+		os.Chmod(binDir, 0o755)
+		builtBin = filepath.Join(binDir, "klog")
+		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building klog: %v", buildErr)
+	}
+	return builtBin
+}
+
+// runResult is one run of the klog binary.
+type runResult struct {
+	kinds  map[string]bool // problem kinds seen in JSON output
+	code   int
+	rss    int64 // peak resident set, bytes
+	stdout string
+	stderr string
+	took   time.Duration
+}
+
+// rssHelper measures a klog run's peak RSS (TestMain, in script_test.go,
+// runs it when KLOG_RSS_HELPER is set): Linux carries a process's pre-exec
+// high-water mark into the RSS of what it execs (and os/exec starts
+// children sharing the parent's memory), so a child of the big test
+// process would report the test's own peak. A small helper process
+// starting klog reports klog's peak alone.
+func rssHelper(out string, args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if os.Getuid() == 0 {
+		// As root, run as nobody: unreadable directories are then
+		// unreadable (root reads through mode 000).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		os.Stderr.WriteString("rss helper: " + err.Error() + "\n")
+		return 99
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	os.WriteFile(out, []byte(strconv.FormatInt(rss, 10)), 0o644)
+	return cmd.ProcessState.ExitCode()
+}
+
+// runKlog runs the binary through the RSS helper, with a deadline.
+func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rssFile := filepath.Join(dir, "rss")
+	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{bin}, args...)...)
+	cmd.Env = append(os.Environ(), "KLOG_RSS_HELPER="+rssFile)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	outF, err := os.CreateTemp(dir, "stdout-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(outF.Name())
+	defer outF.Close()
+	var errb strings.Builder
+	cmd.Stdout, cmd.Stderr = outF, &errb
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	if ctx.Err() != nil {
+		t.Fatalf("klog %s: did not finish within 90s (hang)", strings.Join(args, " "))
+	}
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("klog %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	r := runResult{code: cmd.ProcessState.ExitCode(), stderr: errb.String(), took: took}
+	if r.code == 99 {
+		t.Fatalf("klog %s: %s", strings.Join(args, " "), r.stderr)
+	}
+	data, err := os.ReadFile(rssFile)
+	if err != nil {
+		t.Fatalf("klog %s: no RSS measured: %v", strings.Join(args, " "), err)
+	}
+	r.rss, _ = strconv.ParseInt(string(data), 10, 64)
+	os.Remove(rssFile)
+	// Keep only the head of stdout in memory; check JSON line by line.
+	outF.Seek(0, 0)
+	br := bufio.NewReaderSize(outF, 1<<20)
+	var head strings.Builder
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if head.Len() < 1<<16 {
+				head.Write(line[:min(len(line), 4096)])
+			}
+			if jsonArgs(args) && (!json.Valid(line) || line[0] != '{') {
+				t.Errorf("klog %s: stdout line is not a JSON object: %.200q", strings.Join(args, " "), line)
+				break
+			}
+			for _, m := range kindRE.FindAllSubmatch(line, -1) {
+				if k := string(m[1]); !fileKinds[k] {
+					if r.kinds == nil {
+						r.kinds = map[string]bool{}
+					}
+					r.kinds[k] = true
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	r.stdout = head.String()
+	return r
+}
+
+var kindRE = regexp.MustCompile(`"kind":"([a-z-]+)"`)
+
+// fileKinds are verify's file kinds, not problem kinds.
+var fileKinds = map[string]bool{"log": true, "index": true, "timeindex": true, "txnindex": true, "snapshot": true, "checkpoint": true,
+	"leader-epoch-checkpoint": true, "offset-checkpoint": true, "partition-metadata": true, "skipped": true, "unknown": true,
+	"directory": true, "error": true, "misnamed": true}
+
+func jsonArgs(args []string) bool {
+	for _, a := range args {
+		if a == "--json" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHostileCorpus runs every reading command over every hostile input:
+// no panic, no hang, peak RSS under 256 MiB, valid JSON, a documented exit
+// code, and never "ok" (exit 0) from verify on corrupt data.
+func TestHostileCorpus(t *testing.T) {
+	root, err := os.MkdirTemp("", "klog-hostile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+			if err == nil && info.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		os.RemoveAll(root)
+	})
+	// The commands may run as nobody: everything but the unreadable
+	// directories must stay readable.
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := klogBinary(t, root)
+	cases, err := hostile.Build(filepath.Join(root, "corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(root, "corpus"), 0o755)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			p := c.Dir
+			commands := [][]string{
+				{"verify", "--json", p},
+				{"verify", "--jobs", "16", p},
+				{"dump", p},
+				{"dump", "--deep-iteration", p},
+				{"dump", "--json", "--deep-iteration", p},
+				{"stats", "--json", p},
+				{"segments", "--json", p},
+				{"offsets", p},
+				{"tail", "--from-beginning", "--timeout", "1s", "--json", p},
+			}
+			if !c.LogDir {
+				commands = append(commands,
+					[]string{"find", "--offset", "0", "--json", p},
+					[]string{"fetch", "--log", p, "--offset", "0", "--json"},
+					[]string{"recover", "--json", p},
+					[]string{"retention", "--json", p},
+					[]string{"diff", "--json", p, p},
+					[]string{"redact", "--json", "--output", filepath.Join(root, "redacted-"+c.Name), p},
+				)
+			}
+			kinds := map[string]map[string]bool{}
+			for _, args := range commands {
+				r := runKlog(t, bin, root, args...)
+				if jsonArgs(args) {
+					kinds[args[0]] = r.kinds
+				}
+				name := "klog " + strings.Join(args, " ")
+				t.Logf("%s: exit %d, %d MiB, %v", name, r.code, r.rss>>20, r.took.Round(time.Millisecond))
+				for _, bad := range []string{"panic:", "fatal error:", "goroutine "} {
+					if strings.Contains(r.stderr, bad) {
+						t.Errorf("%s: crashed:\n%.2000s", name, r.stderr)
+					}
+				}
+				if r.code < 0 || r.code > 2 {
+					t.Errorf("%s: exit %d, not a documented code\n%.1000s", name, r.code, r.stderr)
+				}
+				if r.rss > maxRSS {
+					t.Errorf("%s: peak RSS %d MiB, over the 256 MiB promise", name, r.rss>>20)
+				}
+				if args[0] == "verify" && c.Corrupt && r.code == 0 {
+					t.Errorf("%s: exit 0 on corrupt input", name)
+				}
+				if c.Unreadable {
+					// Unreadable directories are reported, the rest is
+					// still read, and the run ends with exit 2.
+					if r.code != ExitTrouble {
+						t.Errorf("%s: exit %d with an unreadable directory, want 2\n%.1000s", name, r.code, r.stderr)
+					}
+					if !strings.Contains(r.stderr+r.stdout, "permission denied") {
+						t.Errorf("%s: the unreadable directory is not reported:\n%.1000s", name, r.stderr)
+					}
+				}
+			}
+			// The same bytes get the same problem kinds: whatever dump,
+			// stats, tail, segments or find reports, verify reports too.
+			for _, cmd := range []string{"dump", "stats", "tail", "segments", "find"} {
+				for k := range kinds[cmd] {
+					if !kinds["verify"][k] {
+						t.Errorf("%s reports %s, verify does not (verify: %v)", cmd, k, kinds["verify"])
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,147 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/klog-dev/klog/produce"
+)
+
+// TestByteLimitBoundaries: every boundary of the two limits, 0 included,
+// as a broker answers them (KIP-74: the first batch whole even when the
+// limit is 0; without it, nothing).
+func TestByteLimitBoundaries(t *testing.T) {
+	t.Parallel()
+	dir, rs := build(t, []int{10, 10, 10}, 100, produce.Options{})
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, s1 := rs[0].Size, rs[1].Size
+	cases := []struct {
+		name        string
+		max, part   int32
+		noMinOne    bool
+		want        int64
+		truncated   bool
+		wantTrBytes int64
+	}{
+		{"max bytes 0: the first batch whole", 0, 1 << 20, false, s0, false, 0},
+		{"partition max bytes 0: the first batch whole", 1 << 20, 0, false, s0, false, 0},
+		{"both 0: the first batch whole", 0, 0, false, s0, false, 0},
+		{"max bytes 0 without KIP-74: nothing", 0, 1 << 20, true, 0, false, 0},
+		{"limit 1 without KIP-74: one byte", 1, 1 << 20, true, 1, true, s0},
+		{"limit one byte short of the first batch: the first batch", int32(s0 - 1), 1 << 20, false, s0, false, 0},
+		{"limit exactly the first batch", int32(s0), 1 << 20, false, s0, false, 0},
+		// Fewer than 12 bytes of the second batch: its size is unknown.
+		{"limit one byte past the first batch: cut inside the second", int32(s0 + 1), 1 << 20, false, s0 + 1, true, -1},
+		{"limit 12 bytes past the first batch: the second's size is known", int32(s0 + 12), 1 << 20, false, s0 + 12, true, s1},
+		{"the smaller of the two limits wins", 1 << 20, int32(s0 + s1), false, s0 + s1, false, 0},
+	}
+	for _, c := range cases {
+		f, err := l.Read(Request{FetchOffset: 0, MaxBytes: c.max, PartitionMaxBytes: c.part, ExactBytes: true, NoMinOneMessage: c.noMinOne})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if int64(len(f.Frame)) != c.want || f.Truncated != c.truncated || (c.truncated && f.TruncatedRecordBytes != c.wantTrBytes) {
+			t.Errorf("%s: %d bytes, truncated %v (%d); want %d, %v (%d)", c.name, len(f.Frame), f.Truncated, f.TruncatedRecordBytes, c.want, c.truncated, c.wantTrBytes)
+		}
+	}
+}
+
+// TestZeroValuesAreDefaults: Request{FetchOffset: 0} reads to the log's
+// high watermark, ConsumerConfig{} starts at the log start.
+func TestZeroValuesAreDefaults(t *testing.T) {
+	t.Parallel()
+	dir, rs := build(t, []int{10, 10}, 100, produce.Options{})
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := l.Read(Request{FetchOffset: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(f.Frame)) != rs[0].Size+rs[1].Size {
+		t.Errorf("Request{FetchOffset: 0}: %d bytes, want every batch (%d)", len(f.Frame), rs[0].Size+rs[1].Size)
+	}
+	c, err := NewConsumer(dir, ConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	recs, _, err := c.Poll(context.Background())
+	if err != nil || len(recs) != 20 || recs[0].Offset != 0 {
+		t.Errorf("ConsumerConfig{}: %d records from %v, err %v; want 20 from offset 0", len(recs), firstOffset(recs), err)
+	}
+}
+
+func firstOffset(recs []Record) int64 {
+	if len(recs) == 0 {
+		return -1
+	}
+	return recs[0].Offset
+}
+
+// TestResetAfterRetention: a committed offset that retention deleted is
+// reset as auto.offset.reset says; an explicit start offset overrides the
+// commit.
+func TestResetAfterRetention(t *testing.T) {
+	t.Parallel()
+	// Two segments: 0-9 and 10-19; then the first is deleted (retention).
+	dir, _ := build(t, []int{10, 10}, 100, produce.Options{SegmentBytes: 1})
+	offsets := filepath.Join(t.TempDir(), "offsets")
+	if err := WriteCommittedOffset(offsets, "g", "orders", 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, suf := range []string{".log", ".index", ".timeindex"} {
+		os.Remove(filepath.Join(dir, "00000000000000000000"+suf))
+	}
+	for _, c := range []struct {
+		reset OffsetReset
+		first int64 // -1: an error
+	}{
+		{ResetEarliest, 10},
+		{ResetLatest, -1},
+		{ResetNone, -1},
+	} {
+		cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", OffsetsFile: offsets, Reset: c.reset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, _, err := cons.Poll(context.Background())
+		switch c.reset {
+		case ResetEarliest:
+			if err != nil || firstOffset(recs) != 10 {
+				t.Errorf("earliest: first %d, err %v; want 10", firstOffset(recs), err)
+			}
+		case ResetLatest:
+			if err != nil || len(recs) != 0 || cons.Position() != 20 {
+				t.Errorf("latest: %d records, position %d, err %v; want none, at 20", len(recs), cons.Position(), err)
+			}
+		case ResetNone:
+			if !errors.Is(err, ErrOffsetOutOfRange) {
+				t.Errorf("none: err %v, want OFFSET_OUT_OF_RANGE", err)
+			}
+		}
+		cons.Close()
+	}
+	// --offset overrides the commit.
+	cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", OffsetsFile: offsets, StartOffset: 15, UseStartOffset: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	if recs, _, err := cons.Poll(context.Background()); err != nil || firstOffset(recs) != 15 || cons.Position() != 20 {
+		// The fetch returns the batch holding 15 from its start; the
+		// consumer drops the records before its position.
+		t.Errorf("start offset 15: first %d, position %d, err %v", firstOffset(recs), cons.Position(), err)
+	}
+	// No commit and ResetNone: NoOffsetForPartition.
+	if _, err := NewConsumer(dir, ConsumerConfig{Group: "other", OffsetsFile: offsets, Reset: ResetNone}); !errors.Is(err, ErrNoOffset) {
+		t.Errorf("no commit, reset none: %v, want ErrNoOffset", err)
+	}
+}

@@ -1,0 +1,135 @@
+// Package safeio holds the small file-system rules every klog command shares
+// at its edges: reading a file whose size an attacker controls without
+// sizing an allocation by it, opening files for writing without following
+// symlinks or touching non-regular files, and the broker's log directory
+// lock.
+package safeio
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// Limits for files klog reads whole. Real files stay far below them: text
+// checkpoints hold one line per partition, partition.metadata two lines, and
+// a producer snapshot about 40 bytes per producer id.
+const (
+	MaxCheckpointBytes = 16 << 20
+	MaxSnapshotBytes   = 64 << 20
+)
+
+// TooLargeError is returned by ReadFile for a file over its limit.
+type TooLargeError struct {
+	Path  string
+	Size  int64
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return e.Path + ": " + strconv.FormatInt(e.Size, 10) + " bytes, over the " + strconv.FormatInt(e.Limit, 10) + "-byte limit for this kind of file"
+}
+
+// ErrNotRegular is returned for a path that is not a regular file where one
+// is required (a symlink opened for writing, a FIFO, a device, a directory).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadFile reads a whole file of at most limit bytes. A larger file is a
+// *TooLargeError; the file is read through a limited reader, so a file
+// growing while it is read cannot make the result exceed the limit either.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	}
+	if st.Mode().IsRegular() && st.Size() > limit {
+		return nil, &TooLargeError{Path: path, Size: st.Size(), Limit: limit}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Path: path, Size: int64(len(data)), Limit: limit}
+	}
+	return data, nil
+}
+
+// OpenFile opens path for writing the way every klog writer must: it never
+// follows a symlink in the last element (O_NOFOLLOW) and refuses anything
+// but a regular file, so a writer cannot be redirected out of its
+// directory or into a device. New files get perm.
+func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := openNoFollow(path, flag, perm)
+	if err != nil {
+		if isLoop(err) {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("is a symlink; klog does not write through symlinks")}
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	if err := setBlocking(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// CheckRegular reports an error unless path is a regular file, checked
+// without following a symlink (Lstat).
+func CheckRegular(path string) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		what := "not a regular file"
+		if st.Mode()&fs.ModeSymlink != 0 {
+			what = "is a symlink; klog does not write through symlinks"
+		}
+		return &fs.PathError{Op: "open", Path: path, Err: errors.New(what)}
+	}
+	return nil
+}
+
+// OutputPerm is the mode for a file klog writes as a copy of src: src's
+// permission bits, or 0600 when src cannot be read.
+func OutputPerm(src string) fs.FileMode {
+	st, err := os.Stat(src)
+	if err != nil {
+		return 0o600
+	}
+	return st.Mode().Perm()
+}
+
+// SyncDir fsyncs a directory, making a rename or a new file in it durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

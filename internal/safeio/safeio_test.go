@@ -1,0 +1,112 @@
+package safeio
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestReadFileLimit(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, []byte("12345"), 0o644)
+	if data, err := ReadFile(p, 5); err != nil || string(data) != "12345" {
+		t.Errorf("ReadFile at the limit: %q, %v", data, err)
+	}
+	var tl *TooLargeError
+	if _, err := ReadFile(p, 4); !errors.As(err, &tl) || tl.Size != 5 {
+		t.Errorf("ReadFile over the limit: %v, want a TooLargeError", err)
+	}
+	sparse := filepath.Join(dir, "sparse")
+	f, _ := os.Create(sparse)
+	f.Truncate(2 << 30)
+	f.Close()
+	if _, err := ReadFile(sparse, MaxCheckpointBytes); !errors.As(err, &tl) {
+		t.Errorf("2 GiB sparse file: %v, want a TooLargeError", err)
+	}
+}
+
+func TestOpenFileRefusesSymlinksAndSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(target, link)
+	if _, err := OpenFile(link, os.O_RDWR|os.O_TRUNC, 0o644); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("OpenFile through a symlink: %v", err)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "keep" {
+		t.Errorf("the target changed: %q", data)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFile(fifo, os.O_RDWR, 0); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenFile of a FIFO: %v, want ErrNotRegular", err)
+	}
+	if _, err := OpenFile(dir, os.O_RDONLY, 0); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenFile of a directory: %v, want ErrNotRegular", err)
+	}
+	f, err := OpenFile(filepath.Join(dir, "new"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if st, _ := os.Stat(filepath.Join(dir, "new")); st.Mode().Perm() != 0o600 {
+		t.Errorf("new file mode %v", st.Mode().Perm())
+	}
+}
+
+func TestOutputPerm(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "src")
+	os.WriteFile(p, nil, 0o640)
+	os.Chmod(p, 0o640)
+	if got := OutputPerm(p); got != 0o640 {
+		t.Errorf("OutputPerm = %v, want 0640", got)
+	}
+	if got := OutputPerm(filepath.Join(dir, "none")); got != 0o600 {
+		t.Errorf("OutputPerm of a missing source = %v, want 0600", got)
+	}
+}
+
+func TestMapSparse(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "idx")
+	f, _ := os.Create(p)
+	f.Truncate(2 << 30)
+	f.Close()
+	data, unmap, err := Map(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmap()
+	if len(data) != 2<<30 || data[0] != 0 || data[len(data)-1] != 0 {
+		t.Errorf("mapped %d bytes", len(data))
+	}
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	if data, unmap, err := Map(empty); err != nil || data != nil {
+		t.Errorf("Map of an empty file: %d bytes, %v", len(data), err)
+	} else {
+		unmap()
+	}
+}
+
+// TestCheckBrokerLockAbsent: no .lock, or an unlocked one, is no broker.
+// (A lock held by another process is tested in cmd/klog, with a child
+// process holding it.)
+func TestCheckBrokerLockAbsent(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckBrokerLock(dir); err != nil {
+		t.Errorf("no .lock: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, BrokerLockFile), nil, 0o644)
+	if err := CheckBrokerLock(dir); err != nil {
+		t.Errorf("an unlocked .lock: %v", err)
+	}
+}

@@ -1,0 +1,303 @@
+package verify
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+)
+
+// Task kinds beyond the file kinds of FileReport.Kind.
+const (
+	kindIgnored   = "ignored"   // a file in a directory that is not a Kafka file: listed, not checked
+	kindUnknown   = "unknown"   // a file named on the command line that klog cannot classify: an error
+	kindDirectory = "directory" // a directory that could not be listed: an error
+	kindError     = "error"     // a path that holds nothing to check: an error
+)
+
+// Suffixes Kafka appends to a segment's files while it deletes, cleans or
+// swaps them (LogFileUtils: DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX,
+// SWAP_FILE_SUFFIX). Named explicitly, such files are checked as what is
+// under the marker.
+var markerSuffixes = []string{".deleted", ".cleaned", ".swap"}
+
+// explicitTask classifies a file named on the command line by its name and
+// type: a segment (base offset from the name, or -1 when the name is not a
+// number), an index, a snapshot, a checkpoint; anything else is an error.
+func explicitTask(p string, st os.FileInfo) task {
+	if !st.Mode().IsRegular() {
+		return task{path: p, kind: kindUnknown, base: -1,
+			err: errors.New("not a regular file or a pipe (use - to read a segment from stdin)")}
+	}
+	t := classify(p)
+	if t.kind == "" && looksLikeSegment(p) {
+		// No Kafka name, but the content starts like a segment: read it
+		// as one, base offset unknown.
+		t.kind = "log"
+	}
+	switch {
+	case t.kind == "":
+		t.kind = kindUnknown
+		t.err = errors.New("not a Kafka file (expected a .log segment, .index, .timeindex, .txnindex, .snapshot, .checkpoint or a checkpoint file; the content does not start like a segment either)")
+	case (t.kind == "index" || t.kind == "timeindex") && t.base < 0:
+		t.kind = kindUnknown
+		t.err = errors.New("cannot check an index whose file name does not give its segment's base offset (<20 digits>" + filepath.Ext(p) + ")")
+	}
+	return t
+}
+
+// looksLikeSegment reports whether a file starts with a plausible entry
+// header: an offset, a size of at least the smallest entry, and a magic of
+// 0, 1 or 2 (what a segment's first 17 bytes hold).
+func looksLikeSegment(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [format.HeaderSizeUpToMagic]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	size := int32(binary.BigEndian.Uint32(h[8:]))
+	magic := int8(h[16])
+	return int64(binary.BigEndian.Uint64(h[:])) >= 0 && size >= format.RecordOverheadV0 && magic >= 0 && magic <= format.MagicV2
+}
+
+// classify names the kind of a Kafka file from its name, "" when the name
+// is not one a broker writes.
+func classify(p string) task {
+	name := filepath.Base(p)
+	dir := filepath.Dir(p)
+	t := task{path: p, base: -1}
+	switch {
+	case name == partition.LeaderEpochCheckpoint:
+		t.kind = "leader-epoch-checkpoint"
+		return t
+	case name == partition.PartitionMetadata:
+		t.kind = "partition-metadata"
+		return t
+	case isOffsetCheckpoint(name):
+		t.kind = "offset-checkpoint"
+		return t
+	}
+	marker := ""
+	for _, m := range markerSuffixes {
+		if strings.HasSuffix(name, m) && len(name) > len(m) {
+			marker = m
+			name = strings.TrimSuffix(name, m)
+			break
+		}
+	}
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	if stem == "" {
+		return t
+	}
+	if off, suffix, ok := partition.ParseFileName(name); ok && suffix == ext {
+		t.base = off
+	}
+	sibling := func(suffix string) string { return filepath.Join(dir, stem+suffix+marker) }
+	switch ext {
+	case partition.LogSuffix:
+		t.kind = "log"
+	case ".checkpoint":
+		t.kind = "checkpoint"
+	case partition.IndexSuffix:
+		t.kind = "index"
+		t.log = sibling(partition.LogSuffix)
+	case partition.TimeIndexSuffix:
+		t.kind = "timeindex"
+		t.log = sibling(partition.LogSuffix)
+		t.index = sibling(partition.IndexSuffix)
+	case partition.TxnIndexSuffix:
+		t.kind = "txnindex"
+	case partition.SnapshotSuffix:
+		t.kind = "snapshot"
+	}
+	return t
+}
+
+// stdinTask copies stdin to a temporary file (so that memory stays bounded
+// whatever its size) and checks it as a segment of unknown base offset.
+func stdinTask(r io.Reader) (task, func(), error) {
+	if r == nil {
+		r = os.Stdin
+	}
+	f, err := os.CreateTemp("", "klog-stdin-*.log")
+	if err != nil {
+		return task{}, nil, err
+	}
+	cleanup := func() { os.Remove(f.Name()) }
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		cleanup()
+		return task{}, nil, errors.New("reading stdin: " + err.Error())
+	}
+	return task{path: f.Name(), name: "-", kind: "log", base: -1}, cleanup, nil
+}
+
+// expander turns directory arguments into tasks and partition groups.
+type expander struct {
+	tasks  []task
+	groups []group
+}
+
+// real counts the tasks that check a Kafka file.
+func (ex *expander) real() int {
+	n := 0
+	for _, t := range ex.tasks {
+		if t.err == nil && t.kind != kindIgnored {
+			n++
+		}
+	}
+	return n
+}
+
+func (ex *expander) fail(p string, err error) {
+	ex.tasks = append(ex.tasks, task{path: p, kind: kindDirectory, base: -1, err: err})
+}
+
+func (ex *expander) ignore(p, why string) {
+	ex.tasks = append(ex.tasks, task{path: p, kind: kindIgnored, base: -1, why: why})
+}
+
+// expand adds the files of a partition directory, or of every partition of
+// a log directory (recursing into directories that are neither). A
+// directory that cannot be read is reported and the rest goes on.
+func (ex *expander) expand(p string) {
+	if partition.IsPartitionDir(p) {
+		ex.expandPartition(p)
+		return
+	}
+	ld, err := partition.OpenLogDir(p)
+	if err != nil {
+		ex.fail(p, err)
+		return
+	}
+	ex.expandLogDir(p, ld)
+}
+
+// expandLogDir adds the partitions, subdirectories and checkpoints of the
+// log directory ld (listed at p).
+func (ex *expander) expandLogDir(p string, ld *partition.LogDir) {
+	first := len(ex.tasks)
+	// Partition directories first, then other subdirectories (a root
+	// holding several log dirs, say), then the log dir's checkpoints: they
+	// are checked against every partition, so a streamed report can give
+	// each partition's verdicts before them.
+	for _, pd := range ld.Partitions {
+		ex.expand(pd)
+	}
+	des, err := os.ReadDir(p)
+	if err != nil {
+		ex.fail(p, err)
+		return
+	}
+	var subs []string
+	for _, de := range des {
+		name := de.Name()
+		if de.IsDir() {
+			if _, _, ok := partition.ParseDirName(name); !ok {
+				subs = append(subs, filepath.Join(p, name))
+			}
+			continue
+		}
+		switch {
+		case isOffsetCheckpoint(name), brokerFile(name):
+		case name == "bootstrap.checkpoint":
+			ex.tasks = append(ex.tasks, task{path: filepath.Join(p, name), kind: "checkpoint", base: -1})
+		default:
+			ex.ignore(filepath.Join(p, name), "not a Kafka file")
+		}
+	}
+	sort.Strings(subs)
+	for _, s := range subs {
+		ex.expand(s)
+	}
+	for _, c := range ld.Checkpoints {
+		ex.tasks = append(ex.tasks, classify(c))
+	}
+	if len(ld.Checkpoints) > 0 {
+		ex.groups = append(ex.groups, group{logDir: ld, first: first, n: len(ex.tasks) - first})
+	}
+}
+
+// brokerFile reports files a broker keeps in a log directory that hold no
+// log data: nothing to check, nothing to report.
+func brokerFile(name string) bool {
+	switch name {
+	case "meta.properties", ".lock", ".kafka_cleanshutdown", "directory.id":
+		return true
+	}
+	return false
+}
+
+func (ex *expander) expandPartition(p string) {
+	d, err := partition.Open(p)
+	if err != nil {
+		ex.fail(p, err)
+		return
+	}
+	g := group{dir: d, first: len(ex.tasks), logTask: map[int64]int{}}
+	for _, s := range d.Segments {
+		for _, f := range []string{s.Log, s.Index, s.TimeIndex, s.TxnIndex} {
+			if f == "" {
+				continue
+			}
+			t := classify(f)
+			// Share the segment's path strings: at 100,000 segments,
+			// copies of them are megabytes.
+			if t.log != "" && s.Log != "" {
+				t.log = s.Log
+			}
+			if t.index != "" && s.Index != "" {
+				t.index = s.Index
+			}
+			if t.kind == "log" {
+				g.logTask[s.BaseOffset] = len(ex.tasks)
+			}
+			ex.tasks = append(ex.tasks, t)
+		}
+		if s.Log == "" {
+			ex.tasks = append(ex.tasks, task{path: filepath.Join(p, partition.FileName(s.BaseOffset, partition.LogSuffix)), kind: "missing-log", base: s.BaseOffset})
+		}
+	}
+	for _, s := range d.Snapshots {
+		ex.tasks = append(ex.tasks, classify(s.Path))
+	}
+	for _, o := range d.Other {
+		name := filepath.Base(o)
+		t := classify(o)
+		switch {
+		case t.kind == "checkpoint" && !strings.HasSuffix(name, ".checkpoint.part"):
+			ex.tasks = append(ex.tasks, t)
+		case isSegmentFile(name):
+			// LogLoader parses every *.log and index file name as an
+			// offset: one that is not a number fails the load.
+			ex.tasks = append(ex.tasks, task{path: o, kind: "misnamed", base: -1})
+		case t.kind != "":
+			// .deleted, .cleaned and .swap files: the broker deletes or
+			// swaps them at startup; they are not part of the live log.
+			ex.ignore(o, "not part of the live log (the broker deletes or swaps it at startup)")
+		default:
+			ex.ignore(o, "not a Kafka file")
+		}
+	}
+	for _, f := range []string{d.LeaderEpochs, d.Metadata} {
+		if f != "" {
+			ex.tasks = append(ex.tasks, classify(f))
+		}
+	}
+	g.n = len(ex.tasks) - g.first
+	ex.groups = append(ex.groups, g)
+}
