@@ -726,7 +726,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 		if lk.Rescanned {
 			scan += " (segment start: the index entry is unusable)"
 		}
-		scan += ": " + viewPlural(int(lk.BatchesScanned), "batch") + ", " + viewItoa(lk.BytesRead) + " bytes read"
+		scan += ": " + viewPlural(int(lk.BatchesScanned), "batch") + ", " + viewBytesOf(lk.BytesRead) + " read"
 		if !lk.Found {
 			scan += ", nothing here"
 		}
@@ -734,7 +734,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 	}
 	if b := r.Batch; b != nil {
 		add("batch", "position "+viewItoa(b.Position)+", offsets "+viewItoa(b.BaseOffset)+".."+viewItoa(b.LastOffset)+
-			", "+viewItoa(b.SizeBytes)+" bytes, magic "+strconv.Itoa(int(b.Magic))+", "+b.Compression)
+			", "+viewBytesOf(b.SizeBytes)+", magic "+strconv.Itoa(int(b.Magic))+", "+b.Compression)
 	}
 	if rec := r.Record; rec != nil {
 		v := "offset " + viewItoa(rec.Offset)
@@ -751,7 +751,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 	} else {
 		add("record", "none")
 	}
-	add("bytes read", viewItoa(r.LogBytesRead)+" of logs, "+viewItoa(r.IndexBytesRead)+" of indexes")
+	add("bytes read", viewBytes(r.LogBytesRead)+" of logs, "+viewBytes(r.IndexBytesRead)+" of indexes")
 	for _, p := range r.Problems {
 		add("PROBLEM", p.Kind+" in "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message)
 	}

@@ -183,3 +183,15 @@ func viewBytes(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " (" + strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "iB)"
 }
+
+// viewBytesOf is viewBytes in prose: "79 bytes", "1128 bytes (1.1 KiB)".
+func viewBytesOf(n int64) string {
+	c := viewBytes(n)
+	if i := strings.IndexByte(c, ' '); i >= 0 {
+		return c[:i] + " bytes" + c[i:]
+	}
+	if n == 1 {
+		return c + " byte"
+	}
+	return c + " bytes"
+}
