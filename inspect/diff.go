@@ -768,7 +768,7 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 			epochs[i] = strconv.Itoa(int(e.Epoch)) + "@" + i64(e.StartOffset)
 		}
 		rows = append(rows, []string{r.Dir, state, i64(r.LogStartOffset), i64(r.LogEndOffset), strings.Join(epochs, " ") + " (" + r.EpochSource + ")",
-			i64(r.ExtraBatchCount), i64(r.ExtraRecords), i64(r.ExtraBytes), trunc})
+			i64(r.ExtraBatchCount), i64(r.ExtraRecords), bytesCell(r.ExtraBytes), trunc})
 	}
 	if err := writeTable(w, []string{"replica", "state", "log start", "log end", "epochs", "extra batches", "extra records", "extra bytes", "truncates to"}, rows); err != nil {
 		return err

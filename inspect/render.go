@@ -48,6 +48,26 @@ func writeJSONLine(w io.Writer, v any) error {
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
+// bytesCell is a byte count for a table cell: the exact number with its
+// human form beside it, "1128 (1.1 KiB)"; below 1 KiB (either sign) just
+// the number.
+func bytesCell(n int64) string {
+	a := n
+	if a < 0 {
+		a = -a
+	}
+	const unit = 1024
+	if a < unit {
+		return i64(n)
+	}
+	div, exp := int64(unit), 0
+	for m := a / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return i64(n) + " (" + strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "iB)"
+}
+
 // msTime prints epoch ms as UTC RFC 3339 with milliseconds.
 func msTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
