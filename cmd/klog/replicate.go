@@ -46,14 +46,20 @@ through their own fetch requests; the leader learns their log end offsets from
 the fetch offsets, sets the high watermark to the smallest over the ISR and
 writes it to each broker's replication-offset-checkpoint (so klog tail and
 klog offsets show it move). Producers use acks 0, 1 or all. Prints the moments
-table (one row per change), or --json one line per RPC.`,
+table (one row per change) and a line per produce request; --format tsv prints
+them as tab-separated values under a header (the produce lines as # comments),
+--format json (or --json) one line per RPC.`,
 	Flags: []cli.Flag{replDirFlag, replBrokersFlag, replTopicFlag, replPartFlag, replPreloadFlag, replRecordsFlag, replEveryFlag,
 		replAcksFlag, replMinISRFlag, replLagFlag, replDelayFlag, replTickFlag, replTicksFlag, replStepFlag, replJSONFlag,
-		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag},
+		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag, formatFlag},
 	Action: runReplicate,
 }
 
 func runReplicate(c *cli.Context) error {
+	outFormat, err := outputFormat(c, replJSONFlag.Name)
+	if err != nil {
+		return err
+	}
 	var brokers []int32
 	for _, s := range strings.Split(c.String(replBrokersFlag.Name), ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
@@ -112,7 +118,7 @@ func runReplicate(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
-	jsonOut := c.Bool(replJSONFlag.Name)
+	jsonOut := outFormat == "json"
 	enc := json.NewEncoder(out)
 	rpcSeen := len(cl.RPCs())
 	flushRPCs := func() {
@@ -262,7 +268,8 @@ func runReplicate(c *cli.Context) error {
 		}
 		rows = append(rows, r)
 	}
-	if err := dump.WriteTable(styled(c, out, "table"), header, rows); err != nil {
+	table := styled(c, out, outFormat)
+	if err := dump.WriteTable(table, header, rows); err != nil {
 		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
 	}
 	for i, call := range calls {
@@ -275,7 +282,7 @@ func runReplicate(c *cli.Context) error {
 		case call.Acks == replicate.AcksAll:
 			status = "waiting for the high watermark"
 		}
-		fmt.Fprintf(out, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, status)
+		fmt.Fprintf(table, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, status)
 	}
 	return nil
 }
