@@ -468,7 +468,7 @@ func segSizeCell(s SegmentRow) string {
 	}
 	c := viewBytes(s.SizeBytes)
 	if s.Tail != format.TailNone.String() {
-		c += "\n" + viewItoa(s.TailBytes) + " " + s.Tail + " at end"
+		c += "\n" + viewBytes(s.TailBytes) + " " + s.Tail + " at end"
 	}
 	return c
 }

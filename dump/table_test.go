@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klog-dev/klog/format"
+
 	"github.com/mattn/go-runewidth"
 )
 
@@ -89,5 +91,13 @@ func TestViewTablesShowHumanBytes(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "4096 (4.0 KiB) of logs, 16 of indexes") {
 		t.Errorf("find table without human bytes:\n%s", b.String())
+	}
+	b.Reset()
+	seg := SegmentRow{Log: "x.log", SizeBytes: 1 << 20, Tail: format.TailZeros.String(), TailBytes: 8192, LastOffset: -1, MinTimestamp: -1, MaxTimestamp: -1}
+	if err := WriteSegmentsTable(&b, &PartitionSegments{Dir: "d", Partition: -1, Segments: []SegmentRow{seg}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "1048576 (1.0 MiB)") || !strings.Contains(b.String(), "8192 (8.0 KiB) "+seg.Tail+" at end") {
+		t.Errorf("segments table without human bytes:\n%s", b.String())
 	}
 }
