@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/klog-dev/klog/format"
-
 	"github.com/mattn/go-runewidth"
 )
 
