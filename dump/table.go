@@ -169,8 +169,10 @@ func cutCell(c string, w int) string {
 	return strings.Join(lines, "\n")
 }
 
-// viewBytes is an exact byte count with its human form beside it:
+// ViewBytes is an exact byte count with its human form beside it:
 // "1234567 (1.2 MiB)"; below 1 KiB just the number.
+func ViewBytes(n int64) string { return viewBytes(n) }
+
 func viewBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
@@ -182,16 +184,4 @@ func viewBytes(n int64) string {
 		exp++
 	}
 	return strconv.FormatInt(n, 10) + " (" + strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "iB)"
-}
-
-// viewBytesOf is viewBytes in prose: "79 bytes", "1128 bytes (1.1 KiB)".
-func viewBytesOf(n int64) string {
-	c := viewBytes(n)
-	if i := strings.IndexByte(c, ' '); i >= 0 {
-		return c[:i] + " bytes" + c[i:]
-	}
-	if n == 1 {
-		return c + " byte"
-	}
-	return c + " bytes"
 }

@@ -3,9 +3,12 @@ package inspect
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/olekukonko/tablewriter"
 )
 
@@ -48,24 +51,26 @@ func writeJSONLine(w io.Writer, v any) error {
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
-// bytesCell is a byte count for a table cell: the exact number with its
-// human form beside it, "1128 (1.1 KiB)"; below 1 KiB (either sign) just
-// the number.
+// bytesCell is a byte count for a table cell: dump.ViewBytes, the exact
+// number with its human form beside it ("1128 (1.1 KiB)"), for negative
+// counts too ("-4096 (-4.0 KiB)", a what-if that saves nothing).
 func bytesCell(n int64) string {
-	a := n
-	if a < 0 {
-		a = -a
+	if n >= 0 || n == math.MinInt64 {
+		return dump.ViewBytes(n)
 	}
-	const unit = 1024
-	if a < unit {
-		return i64(n)
+	return "-" + strings.Replace(dump.ViewBytes(-n), "(", "(-", 1)
+}
+
+// bytesOf is bytesCell in prose: "79 bytes", "1128 bytes (1.1 KiB)".
+func bytesOf(n int64) string {
+	c := bytesCell(n)
+	if i := strings.IndexByte(c, ' '); i >= 0 {
+		return c[:i] + " bytes" + c[i:]
 	}
-	div, exp := int64(unit), 0
-	for m := a / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
+	if n == 1 {
+		return c + " byte"
 	}
-	return i64(n) + " (" + strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "iB)"
+	return c + " bytes"
 }
 
 // msTime prints epoch ms as UTC RFC 3339 with milliseconds.
