@@ -1,0 +1,5 @@
+package inspect
+
+import "syscall"
+
+const mapPopulate = syscall.MAP_POPULATE

@@ -1,0 +1,5 @@
+//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+
+package inspect
+
+const mapPopulate = 0
