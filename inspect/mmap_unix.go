@@ -10,10 +10,11 @@ import (
 
 // mapRange maps n bytes of f from off (a multiple of the page size)
 // read-only. Reading the mapping touches the page cache directly: nothing
-// is copied out of it, unlike pread. On Linux the pages are mapped up front
-// (MAP_POPULATE) in one call instead of one page fault per few pages.
+// is copied out of it, unlike pread.
+// (MAP_POPULATE, mapping every page up front, measured slower than the
+// faults: they map 16 pages at a time around the touched one.)
 func mapRange(f *os.File, off int64, n int) ([]byte, error) {
-	return syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
+	return syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
 func unmap(b []byte) { syscall.Munmap(b) }

@@ -1,5 +1,0 @@
-package inspect
-
-import "syscall"
-
-const mapPopulate = syscall.MAP_POPULATE
