@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 )
@@ -57,29 +59,36 @@ func strconvPad(v int64) string {
 }
 
 var (
-	benchOnce sync.Once
+	benchMu   sync.Mutex
 	benchDir  string
 	benchSegs []string
 )
 
-// benchSegments generates 4 segments of 64 MiB (KLOG_BIG=1: 1 GiB) once.
-func benchSegments(b *testing.B) []string {
-	benchOnce.Do(func() {
-		size := int64(64 << 20)
-		if os.Getenv("KLOG_BIG") != "" {
-			size = 1 << 30
-		}
+// benchSegments returns n segments (default 4) of 64 MiB (KLOG_BIG=1:
+// 1 GiB), generated once per process, as many as asked for so far.
+func benchSegments(b *testing.B, n ...int) []string {
+	want := 4
+	if len(n) > 0 {
+		want = n[0]
+	}
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	size := int64(64 << 20)
+	if os.Getenv("KLOG_BIG") != "" {
+		size = 1 << 30
+	}
+	if benchDir == "" {
 		dir, err := os.MkdirTemp("", "klog-verify-bench")
 		if err != nil {
 			b.Fatal(err)
 		}
 		benchDir = filepath.Join(dir, "bench-0")
 		os.MkdirAll(benchDir, 0o755)
-		for i := int64(0); i < 4; i++ {
-			benchSegs = append(benchSegs, genSegment(b, benchDir, i*100_000_000, size))
-		}
-	})
-	return benchSegs
+	}
+	for i := int64(len(benchSegs)); i < int64(want); i++ {
+		benchSegs = append(benchSegs, genSegment(b, benchDir, i*100_000_000, size))
+	}
+	return benchSegs[:want]
 }
 
 func fileSize(b *testing.B, p string) int64 {
@@ -113,6 +122,96 @@ func BenchmarkCRC32C(b *testing.B) {
 		}
 		f.Close()
 		_ = crc
+	}
+}
+
+// crcFile is the baseline program of issue 16: read the file through one
+// reused 1 MiB buffer and CRC-32C every byte.
+func crcFile(b *testing.B, p string, buf []byte) uint32 {
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var crc uint32
+	for {
+		n, err := f.Read(buf)
+		crc = format.UpdateC(crc, buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return crc
+}
+
+// BenchmarkVerifySingleThread compares, in one run, klog verify --jobs 1
+// of one uncompressed segment (default options: every CRC, every record
+// decoded, page-cache care on) with the baseline program above: the
+// figure of issue 16 is the ratio of their MB/s (target >= 0.8).
+// KLOG_BIG=1 uses 1 GiB segments.
+func BenchmarkVerifySingleThread(b *testing.B) {
+	p := benchSegments(b, 1)[0]
+	size := fileSize(b, p)
+	b.Run("impl=baseline-crc32c", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		buf := make([]byte, 1<<20)
+		for b.Loop() {
+			crcFile(b, p, buf)
+		}
+	})
+	b.Run("impl=verify,jobs=1", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+			if err != nil || rep.Findings() != 0 {
+				b.Fatal(err, rep.Findings())
+			}
+		}
+	})
+}
+
+// BenchmarkVerifyVsBaseline alternates the two programs of
+// BenchmarkVerifySingleThread, one of each per iteration, and reports the
+// median over iterations of verify's speed over the baseline's
+// ("x-baseline"): on a shared machine, load that drifts between two
+// sequential sub-benchmarks would otherwise decide the ratio.
+func BenchmarkVerifyVsBaseline(b *testing.B) {
+	p := benchSegments(b, 1)[0]
+	b.SetBytes(2 * fileSize(b, p))
+	buf := make([]byte, 1<<20)
+	var ratios []float64
+	for b.Loop() {
+		t0 := time.Now()
+		crcFile(b, p, buf)
+		t1 := time.Now()
+		rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+		t2 := time.Now()
+		if err != nil || rep.Findings() != 0 {
+			b.Fatal(err, rep.Findings())
+		}
+		ratios = append(ratios, float64(t1.Sub(t0))/float64(t2.Sub(t1)))
+	}
+	sort.Float64s(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "x-baseline")
+}
+
+// BenchmarkVerifyPageCache is the cost of page-cache care on a segment that
+// is fully cached (the residency check: one cachestat call) against
+// --keep-cache, one job.
+func BenchmarkVerifyPageCache(b *testing.B) {
+	p := benchSegments(b, 1)[0]
+	for _, keep := range []bool{true, false} {
+		b.Run("keep-cache="+strconv.FormatBool(keep), func(b *testing.B) {
+			b.SetBytes(fileSize(b, p))
+			for b.Loop() {
+				rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1, KeepCache: keep})
+				if err != nil || rep.Findings() != 0 {
+					b.Fatal(err, rep.Findings())
+				}
+			}
+		})
 	}
 }
 

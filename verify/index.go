@@ -17,8 +17,8 @@ import (
 const indexBuf = 64 << 10
 
 // openLogFor opens the log an index describes.
-func openLogFor(f *FileReport, t task) (*os.File, int64, bool) {
-	log, err := os.Open(t.log)
+func (v *verifier) openLogFor(f *FileReport, t task) (*source, int64, bool) {
+	log, err := v.r.open(t.log)
 	if err != nil {
 		msg := "cannot open the log segment beside it: " + err.Error()
 		if os.IsNotExist(err) {
@@ -27,24 +27,18 @@ func openLogFor(f *FileReport, t task) (*os.File, int64, bool) {
 		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: msg})
 		return nil, 0, false
 	}
-	st, err := log.Stat()
-	if err != nil {
-		log.Close()
-		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: err.Error()})
-		return nil, 0, false
-	}
-	return log, st.Size(), true
+	return log, log.size, true
 }
 
 // openIndexAndLog opens an index file and the log it describes, reporting a
 // size that is not a whole number of entries (the broker's sanity check).
 // A nil file with a nil error means the log is missing (already reported).
-func openIndexAndLog(f *FileReport, t task, entry int64, kind, what string) (*os.File, *os.File, int64, error) {
-	file, err := os.Open(t.path)
+func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind, what string) (*source, *source, int64, error) {
+	file, err := v.r.open(t.path)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	log, logSize, ok := openLogFor(f, t)
+	log, logSize, ok := v.openLogFor(f, t)
 	if !ok {
 		file.Close()
 		return nil, nil, 0, nil
@@ -61,15 +55,15 @@ func openIndexAndLog(f *FileReport, t task, entry int64, kind, what string) (*os
 // batch whose last offset it names. A zero tail (preallocated active
 // segment) ends the entries, as it does for Kafka.
 func (v *verifier) checkIndex(f *FileReport, t task) error {
-	file, log, logSize, err := openIndexAndLog(f, t, format.OffsetIndexEntrySize, KindIndexSanity, "index")
+	file, log, logSize, err := v.openIndexAndLog(f, t, format.OffsetIndexEntrySize, KindIndexSanity, "index")
 	if file == nil || err != nil {
 		return err
 	}
 	defer file.Close()
 	defer log.Close()
 	base := t.base
-	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
-	br := bufio.NewReaderSize(file, indexBuf)
+	sc := v.headerScanner(log, logSize)
+	br := v.indexReader(file)
 	var e [format.OffsetIndexEntrySize]byte
 	prevOff, prevPos := int64(-1), int64(-1)
 	for i := int64(0); ; i++ {
@@ -118,16 +112,16 @@ func (v *verifier) checkIndex(f *FileReport, t task) error {
 // offset of a batch whose max timestamp is the entry's timestamp. It walks
 // the log once alongside the entries (both are in offset order).
 func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
-	file, log, logSize, err := openIndexAndLog(f, t, format.TimeIndexEntrySize, KindTimeIndexSanity, "time index")
+	file, log, logSize, err := v.openIndexAndLog(f, t, format.TimeIndexEntrySize, KindTimeIndexSanity, "time index")
 	if file == nil || err != nil {
 		return err
 	}
 	defer file.Close()
 	defer log.Close()
 	base := t.base
-	sc := format.NewScanner(log, logSize, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	sc := v.headerScanner(log, logSize)
 	var cur *format.Batch
-	br := bufio.NewReaderSize(file, indexBuf)
+	br := v.indexReader(file)
 	var e [format.TimeIndexEntrySize]byte
 	prevTS, prevOff := int64(-1), int64(-1)
 	var firstTS int64
@@ -185,7 +179,7 @@ func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
 // checkTxnIndex verifies a .txnindex: versions, offsets inside the segment,
 // first <= last, entries in last-offset order, no partial entry.
 func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
-	data, err := os.ReadFile(t.path)
+	data, err := v.r.readFile(t.path)
 	if err != nil {
 		return err
 	}
@@ -217,7 +211,7 @@ func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
 
 // checkSnapshot verifies a producer state snapshot (version, structure, CRC).
 func (v *verifier) checkSnapshot(f *FileReport, t task) error {
-	data, err := os.ReadFile(t.path)
+	data, err := v.r.readFile(t.path)
 	if err != nil {
 		return err
 	}
@@ -237,7 +231,7 @@ func (v *verifier) checkSnapshot(f *FileReport, t task) error {
 // checkCheckpoint parses a text checkpoint or partition.metadata; ranges are
 // checked against the logs by checkPartition.
 func (v *verifier) checkCheckpoint(f *FileReport, t task) error {
-	data, err := os.ReadFile(t.path)
+	data, err := v.r.readFile(t.path)
 	if err != nil {
 		return err
 	}
@@ -269,4 +263,26 @@ func (v *verifier) checkCheckpoint(f *FileReport, t task) error {
 		f.add(Problem{Kind: KindCheckpointInvalid, Position: line, Offset: -1, Message: perr.Error()})
 	}
 	return nil
+}
+
+// headerScanner is the verifier's scanner of batch headers (index checks
+// need offsets, positions and timestamps, not the data), reused from file
+// to file so that 100,000 segments allocate nothing per index.
+func (v *verifier) headerScanner(log io.ReaderAt, size int64) *format.Scanner {
+	if v.hsc == nil {
+		v.hsc = format.NewScanner(log, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes, HeadersOnly: true})
+	} else {
+		v.hsc.Reset(log, size)
+	}
+	return v.hsc
+}
+
+// indexReader is the verifier's buffered reader of index files, reused.
+func (v *verifier) indexReader(file io.Reader) *bufio.Reader {
+	if v.br == nil {
+		v.br = bufio.NewReaderSize(file, indexBuf)
+	} else {
+		v.br.Reset(file)
+	}
+	return v.br
 }

@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -14,23 +16,36 @@ import (
 // verifier holds per-goroutine reusable state.
 type verifier struct {
 	opts Options
+	r    *reads
 	read int64 // log bytes reported to OnBytes for the current file
-	rr   format.RecordReader
-	rec  format.Record
+	// hsc and br are reused by the index checks (index.go), lsc by the
+	// log checks (rate.go).
+	hsc *format.Scanner
+	lsc *format.Scanner
+	br  *bufio.Reader
+	// resume is the state of the log being checked when only its
+	// appended bytes need checking (--state), else nil.
+	resume *fileState
+	rr     format.RecordReader
+	rec    format.Record
 }
 
 func newVerifier(opts Options) *verifier {
-	v := &verifier{opts: opts}
+	v := &verifier{opts: opts, r: newReads(context.Background(), Options{KeepCache: true})}
 	v.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
 	return v
 }
 
 func (v *verifier) check(t task) FileReport {
-	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1}
-	if st, err := os.Stat(t.path); err == nil {
+	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1, lastPos: -1}
+	st, err := os.Stat(t.path)
+	if err == nil {
 		f.Bytes = st.Size()
+		if v.incremental(&f, t, st) {
+			return f // unchanged since a clean run (--state)
+		}
 	}
-	var err error
+	err = nil
 	switch t.kind {
 	case "log", "checkpoint":
 		err = v.checkLog(&f, t)
@@ -56,6 +71,7 @@ func (v *verifier) check(t task) FileReport {
 	default:
 		// A file verify has nothing to say about.
 	}
+	v.doneIncremental(&f)
 	if err != nil {
 		f.ioErr = err
 		f.Err = err.Error()
@@ -69,21 +85,17 @@ func i64(v int64) *int64   { return &v }
 // checkLog verifies a .log segment or KRaft .checkpoint: every batch's CRC,
 // framing and records, and offsets increasing across batches.
 func (v *verifier) checkLog(f *FileReport, t task) error {
-	file, err := os.Open(t.path)
+	file, err := v.r.open(t.path)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return err
-	}
 	if v.opts.OnBytes != nil {
 		c := &countingReaderAt{r: file, v: v}
 		defer c.flush()
-		return v.checkLogAt(f, t, c, st.Size())
+		return v.checkLogAt(f, t, c, file.size)
 	}
-	return v.checkLogAt(f, t, file, st.Size())
+	return v.checkLogAt(f, t, file, file.size)
 }
 
 // countingReaderAt tells Options.OnBytes how much of a log has been read,
@@ -116,7 +128,7 @@ func (c *countingReaderAt) flush() {
 // checkLogAt is checkLog over any ReaderAt. With a spare worker, a
 // prefetcher reads the file ahead in a second goroutine.
 func (v *verifier) checkLogAt(f *FileReport, t task, file io.ReaderAt, size int64) error {
-	if v.opts.prefetch && size > 4<<20 {
+	if v.opts.prefetch && size > 4<<20 && v.resume == nil {
 		p := newPrefetcher(file, size)
 		defer p.close()
 		file = p
@@ -131,9 +143,12 @@ func crcProblem(b *format.Batch) Problem {
 }
 
 func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, checkCRC bool) error {
-	sc := format.NewScanner(file, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes})
+	sc := v.logScanner(file, size)
 	prevLast := int64(-1)
 	first := true
+	if v.resume != nil {
+		prevLast, first = v.resumeScan(f, sc, file, size)
+	}
 	for {
 		b, err := sc.Next()
 		if err == io.EOF {
@@ -151,6 +166,7 @@ func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, 
 			continue
 		}
 		f.Batches++
+		f.lastPos, f.lastCRC = b.Pos, int64(b.CRC)
 		if checkCRC && !b.Valid() {
 			f.add(crcProblem(b))
 		}

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/klog-dev/klog/format"
@@ -11,17 +10,17 @@ import (
 // checkPartition runs the checks that span files: segments in offset order
 // without overlap (gaps are info), each segment's first offset not below its
 // name, and checkpoints pointing inside the log.
-func checkPartition(rep *Report, g group) {
+func checkPartition(rep *Report, g group, rd *reads) {
 	if g.dir != nil {
-		checkSegments(rep, g)
+		checkSegments(rep, g, rd)
 		return
 	}
 	if g.logDir != nil {
-		checkLogDirCheckpoints(rep, g)
+		checkLogDirCheckpoints(rep, g, rd)
 	}
 }
 
-func checkSegments(rep *Report, g group) {
+func checkSegments(rep *Report, g group, rd *reads) {
 	prevLast := int64(-1)
 	var prevPath string
 	leo := int64(0)
@@ -68,7 +67,7 @@ func checkSegments(rep *Report, g group) {
 		if f.Kind != "leader-epoch-checkpoint" || f.Findings() > 0 {
 			continue
 		}
-		data, err := os.ReadFile(f.Path)
+		data, err := rd.readFile(f.Path)
 		if err != nil {
 			continue
 		}
@@ -88,15 +87,27 @@ func checkSegments(rep *Report, g group) {
 // checkLogDirCheckpoints checks that offsets in the log dir's checkpoints
 // lie inside the logs they name: high watermark, recovery point and log
 // start offset at most the log end offset.
-func checkLogDirCheckpoints(rep *Report, g group) {
+func checkLogDirCheckpoints(rep *Report, g group, rd *reads) {
 	// Log end offset per partition directory, from the verified logs.
 	leo := map[string]int64{}
+	addLogEnds(leo, rep.Files[g.first:g.first+g.n], false)
 	for i := g.first; i < g.first+g.n; i++ {
-		f := &rep.Files[i]
+		checkCheckpointRange(&rep.Files[i], g.logDir.Path, leo, rd)
+	}
+}
+
+// addLogEnds records in leo the log end offset of each partition directory
+// (by name, or by path when byPath) whose logs are among files.
+func addLogEnds(leo map[string]int64, files []FileReport, byPath bool) {
+	for i := range files {
+		f := &files[i]
 		if f.Kind != "log" {
 			continue
 		}
-		dir := filepath.Base(filepath.Dir(f.Path))
+		dir := filepath.Dir(f.Path)
+		if !byPath {
+			dir = filepath.Base(dir)
+		}
 		end := int64(0)
 		if off, _, ok := partition.ParseFileName(filepath.Base(f.Path)); ok {
 			end = off
@@ -106,32 +117,34 @@ func checkLogDirCheckpoints(rep *Report, g group) {
 		}
 		leo[dir] = max(leo[dir], end)
 	}
-	for i := g.first; i < g.first+g.n; i++ {
-		f := &rep.Files[i]
-		if f.Kind != "offset-checkpoint" || f.Findings() > 0 || filepath.Dir(f.Path) != filepath.Clean(g.logDir.Path) {
+}
+
+// checkCheckpointRange checks a log dir's offset checkpoint f against the
+// log end offsets leo of the partitions in logDir.
+func checkCheckpointRange(f *FileReport, logDir string, leo map[string]int64, rd *reads) {
+	if f.Kind != "offset-checkpoint" || f.Findings() > 0 || filepath.Dir(f.Path) != filepath.Clean(logDir) {
+		return
+	}
+	if filepath.Base(f.Path) == partition.CleanerCheckpoint {
+		return // cleaner offsets may lag or lead after truncation
+	}
+	data, err := rd.readFile(f.Path)
+	if err != nil {
+		return
+	}
+	es, err := format.ParseOffsetCheckpoint(data)
+	if err != nil {
+		return
+	}
+	for j, e := range es {
+		dir := e.Topic + "-" + itoa(int64(e.Partition))
+		end, ok := leo[dir]
+		if !ok {
 			continue
 		}
-		if filepath.Base(f.Path) == partition.CleanerCheckpoint {
-			continue // cleaner offsets may lag or lead after truncation
-		}
-		data, err := os.ReadFile(f.Path)
-		if err != nil {
-			continue
-		}
-		es, err := format.ParseOffsetCheckpoint(data)
-		if err != nil {
-			continue
-		}
-		for j, e := range es {
-			dir := e.Topic + "-" + itoa(int64(e.Partition))
-			end, ok := leo[dir]
-			if !ok {
-				continue
-			}
-			if e.Offset > end {
-				f.add(Problem{Kind: KindCheckpointRange, Position: int64(j + 3), Offset: e.Offset,
-					Message: dir + ": offset " + itoa(e.Offset) + " is past the log end offset " + itoa(end)})
-			}
+		if e.Offset > end {
+			f.add(Problem{Kind: KindCheckpointRange, Position: int64(j + 3), Offset: e.Offset,
+				Message: dir + ": offset " + itoa(e.Offset) + " is past the log end offset " + itoa(end)})
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klog-dev/klog/partition"
 )
@@ -92,8 +93,21 @@ type FileReport struct {
 	ValidBytes  int64 `json:"validBytes"`
 	// Err is an I/O error that stopped the check of this file.
 	Err string `json:"error,omitempty"`
+	// Skipped: with --state, the file is unchanged since a run found it
+	// clean, so it was not read; the counts above are that run's.
+	Skipped bool `json:"skipped,omitempty"`
+	// VerifiedFrom: with --state, the log grew since a run found it clean,
+	// and this run checked only from here on (after re-checking the last
+	// batch that run saw); the counts above cover the whole file.
+	VerifiedFrom int64 `json:"verifiedFrom,omitempty"`
 
 	ioErr error
+	// What this run read of a log: batches checked, and the position and
+	// stored CRC of the last one (for the state file).
+	scanned          int64
+	lastPos, lastCRC int64
+	// id is the file's identity when it was checked (with --state).
+	id *fileID
 }
 
 func (f *FileReport) add(p Problem) { f.Problems = append(f.Problems, p) }
@@ -113,11 +127,20 @@ func (f *FileReport) Findings() int {
 // arguments in order, directories expanded in offset order.
 type Report struct {
 	Files []FileReport
+	// Start is when the run began; Duration how long it took.
+	Start    time.Time     `json:"-"`
+	Duration time.Duration `json:"-"`
+	// BytesRead counts every byte verify read from a file during the run.
+	BytesRead int64 `json:"-"`
+
+	roots []string // the paths Run was given
+	// Totals of the files RunEach handed out and did not keep.
+	findings, ioErrors int
 }
 
 // Findings counts all findings.
 func (r *Report) Findings() int {
-	n := 0
+	n := r.findings
 	for i := range r.Files {
 		n += r.Files[i].Findings()
 	}
@@ -126,7 +149,7 @@ func (r *Report) Findings() int {
 
 // IOErrors counts files whose check failed on I/O.
 func (r *Report) IOErrors() int {
-	n := 0
+	n := r.ioErrors
 	for i := range r.Files {
 		if r.Files[i].ioErr != nil {
 			n++
@@ -158,6 +181,22 @@ type Options struct {
 	// the context still reports, in order, the files finished before.
 	OnFile func(f *FileReport)
 
+	// Rate caps the bytes read per second across all jobs (0: no cap).
+	Rate int64
+	// KeepCache leaves the pages verify reads in the page cache; by
+	// default the pages that were not cached before are dropped after
+	// each file (Linux; elsewhere nothing is dropped).
+	KeepCache bool
+	// State, when set, makes the run incremental: files unchanged since a
+	// run found them clean are not read, and logs that grew are checked
+	// from where that run stopped. Full reads everything anyway (and
+	// still lets the caller record the result in State).
+	State *State
+	Full  bool
+
+	// reads, when set, is the I/O state of a RunEach that this Run is a
+	// piece of (one rate limit, one byte count, one page-cache record).
+	reads *reads
 	// prefetch reads segments ahead in a second goroutine, when there are
 	// more workers than files to give them.
 	prefetch bool
@@ -198,7 +237,12 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep := &Report{Files: make([]FileReport, len(tasks))}
+	rep := &Report{Files: make([]FileReport, len(tasks)), Start: time.Now(), roots: paths}
+	rd := opts.reads
+	if rd == nil {
+		rd = newReads(ctx, opts)
+	}
+	read0 := rd.n.Load()
 	var sizes []int64
 	if opts.OnStart != nil || opts.OnBytes != nil {
 		sizes = make([]int64, len(tasks))
@@ -218,54 +262,76 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	opts.prefetch = jobs >= 2*len(tasks)
-	em := newEmitter(rep, tasks, groups, opts.OnFile)
+	em := newEmitter(rep, tasks, groups, opts.OnFile, rd)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		done int
-		next = make(chan int)
 	)
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v := newVerifier(opts)
-			for i := range next {
-				rep.Files[i] = v.check(tasks[i])
-				if opts.OnBytes != nil {
-					// The rest of the file: all of a file that is not
-					// a log, what a log's check did not need to read.
-					if n := sizes[i] - v.read; n > 0 {
-						opts.OnBytes(n)
-					}
-					v.read = 0
-				}
-				mu.Lock()
-				em.done(i)
-				if opts.Progress != nil {
-					done++
-					opts.Progress(done, len(tasks))
-				}
-				mu.Unlock()
+	checkOne := func(v *verifier, i int) {
+		rep.Files[i] = v.check(tasks[i])
+		if opts.OnBytes != nil {
+			// The rest of the file: all of a file that is not
+			// a log, what a log's check did not need to read.
+			if n := sizes[i] - v.read; n > 0 {
+				opts.OnBytes(n)
 			}
-		}()
-	}
-feed:
-	for i := range tasks {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+			v.read = 0
 		}
+		mu.Lock()
+		em.done(i)
+		if opts.Progress != nil {
+			done++
+			opts.Progress(done, len(tasks))
+		}
+		mu.Unlock()
 	}
-	close(next)
-	wg.Wait()
+	if jobs == 1 {
+		// One job checks in the caller's goroutine: handing each file
+		// to another thread costs a scheduler wake-up, milliseconds on
+		// a busy machine.
+		v := newVerifier(opts)
+		v.r = rd
+		for i := range tasks {
+			if ctx.Err() != nil {
+				break
+			}
+			checkOne(v, i)
+		}
+		v.release()
+	} else {
+		next := make(chan int)
+		for w := 0; w < jobs; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := newVerifier(opts)
+				v.r = rd
+				for i := range next {
+					checkOne(v, i)
+				}
+				v.release()
+			}()
+		}
+	feed:
+		for i := range tasks {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+		wg.Wait()
+	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
 	for i := range rep.Files {
 		finish(&rep.Files[i])
 	}
+	rep.BytesRead = rd.n.Load() - read0
+	rep.Duration = time.Since(rep.Start)
 	return rep, nil
 }
 
@@ -281,6 +347,7 @@ func finish(f *FileReport) {
 // files are done, and hands out finished reports in order.
 type emitter struct {
 	rep      *Report
+	rd       *reads
 	groups   []group
 	of       [][]int // the groups whose range holds each task
 	owner    []int   // the group whose check can add to each task, or -1
@@ -291,8 +358,8 @@ type emitter struct {
 	onFile   func(*FileReport)
 }
 
-func newEmitter(rep *Report, tasks []task, groups []group, onFile func(*FileReport)) *emitter {
-	e := &emitter{rep: rep, groups: groups, of: make([][]int, len(tasks)), owner: make([]int, len(tasks)),
+func newEmitter(rep *Report, tasks []task, groups []group, onFile func(*FileReport), rd *reads) *emitter {
+	e := &emitter{rep: rep, rd: rd, groups: groups, of: make([][]int, len(tasks)), owner: make([]int, len(tasks)),
 		left: make([]int, len(groups)), checked: make([]bool, len(groups)), finished: make([]bool, len(tasks)), onFile: onFile}
 	for i := range e.owner {
 		e.owner[i] = -1
@@ -317,7 +384,7 @@ func (e *emitter) done(i int) {
 	e.finished[i] = true
 	for _, gi := range e.of[i] {
 		if e.left[gi]--; e.left[gi] == 0 {
-			checkPartition(e.rep, e.groups[gi])
+			checkPartition(e.rep, e.groups[gi], e.rd)
 			e.checked[gi] = true
 		}
 	}
@@ -404,6 +471,14 @@ func expand(p string, tasks *[]task, groups *[]group) error {
 					continue
 				}
 				t := fileTask(f)
+				// Share the segment's path strings: at 100,000
+				// segments, copies of them are megabytes.
+				if t.log != "" && s.Log != "" {
+					t.log = s.Log
+				}
+				if t.index != "" && s.Index != "" {
+					t.index = s.Index
+				}
 				if t.kind == "log" {
 					g.logTask[s.BaseOffset] = len(*tasks)
 				}

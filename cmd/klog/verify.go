@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/klog-dev/klog/verify"
@@ -40,7 +41,7 @@ file instead (no summary). --fail-fast stops at the first file with a
 finding. On a terminal, progress in bytes is shown on stderr.
 
 Exit status: 0 clean, 1 findings, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag},
+	Flags:  append([]cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag}, verifyFleetFlags...),
 	Action: runVerify,
 }
 
@@ -63,10 +64,22 @@ func runVerify(c *cli.Context) error {
 		b        strings.Builder
 	)
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name)}
+	if err := fleetOptions(c, &opts); err != nil {
+		return err
+	}
 	if progressWanted(c, jsonOut) {
-		opts.OnStart = func(_ int, total int64) { bar = newProgress(c, "verifying", jsonOut, func() int64 { return total }) }
+		// RunEach starts each piece (a few hundred partitions) with its
+		// own total: the bar's total grows piece by piece.
+		var total atomic.Int64
+		opts.OnStart = func(_ int, n int64) {
+			total.Add(n)
+			if bar == nil {
+				bar = newProgress(c, "verifying", jsonOut, total.Load)
+			}
+		}
 		opts.OnBytes = func(n int64) { bar.add(n) }
 	}
+	fleet := newFleetOutputs(c, &opts)
 	opts.OnFile = func(f *verify.FileReport) {
 		if stopped {
 			return
@@ -91,13 +104,21 @@ func runVerify(c *cli.Context) error {
 			cancel()
 		}
 	}
-	_, err := verify.Run(ctx, args, opts)
+	// Pieces of a few hundred partitions at a time: memory stays bounded
+	// on a broker's log dir of any size.
+	run, err := verify.RunEach(ctx, args, opts, func(rep *verify.Report) error {
+		fleet.add(rep)
+		return nil
+	})
 	bar.finish()
 	if err != nil && !(stopped && errors.Is(err, context.Canceled)) {
 		if errors.Is(err, context.Canceled) && c.Context.Err() != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
 		}
 		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+	}
+	if err := fleet.write(run); err != nil {
+		return err
 	}
 	if !jsonOut {
 		sum.write(out, time.Since(start), stopped)

@@ -1,0 +1,147 @@
+//go:build linux
+
+package verify
+
+import (
+	"context"
+	"io"
+	"math/bits"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// resident is the fraction of the file's pages in the page cache.
+func resident(t *testing.T, p string) float64 {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	cold := mincoreCold(f, st.Size())
+	if cold == nil {
+		t.Fatal("mincore failed")
+	}
+	pages := (st.Size() + int64(pageSize) - 1) / int64(pageSize)
+	n := 0
+	for _, w := range cold {
+		n += bits.OnesCount64(w)
+	}
+	return 1 - float64(n)/float64(pages)
+}
+
+// makeCold writes the file's pages back and drops them from the cache.
+func makeCold(t *testing.T, p string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	if r := resident(t, p); r > 0.05 {
+		// tmpfs and some overlay filesystems keep every page: there is
+		// nothing to measure there.
+		if os.Getenv("CI") != "" {
+			t.Fatalf("cannot make %s cold (%.0f%% resident after DONTNEED)", p, 100*r)
+		}
+		t.Skipf("this filesystem keeps pages after DONTNEED (%.0f%% resident)", 100*r)
+	}
+}
+
+// warm reads the first n bytes of the file (through the page cache).
+func warm(t *testing.T, p string, n int64) {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// No read-ahead: exactly the pages read become resident.
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, io.LimitReader(f, n)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPageCacheCare measures page-cache residency around a verify: a cold
+// file is back near zero after it (and fully cached with --keep-cache, so
+// the measure can see a difference); a cached file stays cached; of a half
+// cached file, the cached half stays and the other half goes.
+func TestPageCacheCare(t *testing.T) {
+	dir := t.TempDir()
+	p := genSegment(t, dir, 0, 8<<20)
+	st, _ := os.Stat(p)
+	half := st.Size() / 2 &^ int64(pageSize-1)
+	cases := []struct {
+		name      string
+		keepCache bool
+		jobs      int
+		warmBytes int64
+		// residency wanted after the run: at least min, at most max
+		min, max float64
+	}{
+		{"cold", false, 1, 0, 0, 0.02},
+		{"cold,jobs=2 (prefetch)", false, 2, 0, 0, 0.02},
+		{"cold,keep-cache", true, 1, 0, 0.98, 1},
+		{"cached", false, 1, -1, 0.999, 1},
+		{"half cached", false, 1, half, 0.45, 0.55},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			makeCold(t, p)
+			switch {
+			case tc.warmBytes < 0:
+				warm(t, p, st.Size())
+			case tc.warmBytes > 0:
+				warm(t, p, tc.warmBytes)
+			}
+			before := resident(t, p)
+			rep, err := Run(context.Background(), []string{p}, Options{Jobs: tc.jobs, KeepCache: tc.keepCache})
+			if err != nil || rep.Findings() != 0 || rep.BytesRead < st.Size() {
+				t.Fatal(err, rep.Findings(), rep.BytesRead)
+			}
+			after := resident(t, p)
+			t.Logf("resident before %.3f, after %.3f", before, after)
+			if after < tc.min || after > tc.max {
+				t.Errorf("resident before %.3f, after %.3f; want %.3f..%.3f", before, after, tc.min, tc.max)
+			}
+			if tc.warmBytes > 0 {
+				// The half read before is the half that stays.
+				f, _ := os.Open(p)
+				cold := mincoreCold(f, st.Size())
+				f.Close()
+				for pg := int64(0); pg < half/int64(pageSize); pg++ {
+					if cold[pg/64]&(1<<(pg%64)) != 0 {
+						t.Fatalf("page %d was cached before verify and is not after", pg)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPageCacheSharedLog: the index checks read the log again; the log's
+// pages are still dropped once every reader is done.
+func TestPageCacheSharedLog(t *testing.T) {
+	root := writeLogDir(t, 1, 1, 4<<20)
+	p := lastLog(t, root+"/t-0")
+	makeCold(t, p)
+	rep, err := Run(context.Background(), []string{root}, Options{Jobs: 2})
+	if err != nil || rep.Findings() != 0 {
+		t.Fatal(err, rep.Findings())
+	}
+	if r := resident(t, p); r > 0.02 {
+		t.Errorf("%.3f of the log resident after verify, want ~0", r)
+	}
+}

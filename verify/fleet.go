@@ -1,0 +1,197 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/klog-dev/klog/partition"
+)
+
+// chunkPartitions is how many partition directories RunEach verifies at a
+// time: a broker's log dir of 10,000 partitions is verified in pieces of a
+// few megabytes of reports each.
+var chunkPartitions = 256 // a var only so that tests can shrink it
+
+// MemoryLimit is the soft memory limit klog verify runs under
+// (runtime/debug.SetMemoryLimit, unless GOMEMLIMIT sets one): near it the
+// garbage collector works harder instead of letting the heap grow to twice
+// what is live. With RunEach, what is live is a piece's reports and, with
+// --state, the state's entries (~200 bytes per file): a log dir of 100,000
+// segments stays under it.
+const MemoryLimit = 96 << 20
+
+// RunEach verifies paths as Run does, a piece at a time, so that memory
+// stays bounded however many partitions a log directory holds: each piece
+// is a file argument, or up to chunkPartitions partition directories, or a
+// log directory's own checkpoint files (checked against the log end offsets
+// of all its partitions, after them). each is called with every piece's
+// report, in order; its error stops the run. The pieces share one --rate
+// limit and one page-cache record. The returned Report holds no Files, only
+// the run's totals (Findings, IOErrors, BytesRead, Start, Duration).
+//
+// Files come in Run's order (a log directory's checkpoint files after its
+// partitions); Options.OnFile and OnStart are called per piece.
+func RunEach(ctx context.Context, paths []string, opts Options, each func(*Report) error) (*Report, error) {
+	total := &Report{Start: time.Now(), roots: paths}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return nil, err
+		}
+	}
+	rd := newReads(ctx, opts)
+	opts.reads = rd
+	defer func() {
+		total.BytesRead = rd.n.Load()
+		total.Duration = time.Since(total.Start)
+	}()
+	r := &runner{ctx: ctx, opts: opts, each: each, total: total, leo: map[string]int64{}}
+	for _, p := range paths {
+		if err := r.walk(p); err != nil {
+			return total, err
+		}
+	}
+	if err := r.flush(); err != nil {
+		return total, err
+	}
+	if opts.State != nil {
+		opts.State.forgetGone(paths)
+	}
+	return total, nil
+}
+
+// runner is the state of one RunEach.
+type runner struct {
+	ctx   context.Context
+	opts  Options
+	each  func(*Report) error
+	total *Report
+	parts []string         // partition directories waiting for a piece
+	leo   map[string]int64 // log end offset per partition directory path
+}
+
+func (r *runner) walk(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		if err := r.flush(); err != nil {
+			return err
+		}
+		return r.piece([]string{p})
+	}
+	if partition.IsPartitionDir(p) {
+		r.parts = append(r.parts, p)
+		if len(r.parts) >= chunkPartitions {
+			return r.flush()
+		}
+		return nil
+	}
+	ld, err := partition.OpenLogDir(p)
+	if err != nil {
+		return err
+	}
+	for _, pd := range ld.Partitions {
+		if err := r.walk(pd); err != nil {
+			return err
+		}
+	}
+	des, err := os.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	var subs []string
+	for _, de := range des {
+		if de.IsDir() {
+			if _, _, ok := partition.ParseDirName(de.Name()); !ok {
+				subs = append(subs, filepath.Join(p, de.Name()))
+			}
+		}
+	}
+	sort.Strings(subs)
+	for _, s := range subs {
+		if err := r.walk(s); err != nil {
+			return err
+		}
+	}
+	if len(ld.Checkpoints) == 0 {
+		return nil
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	// The log dir's checkpoints, against its partitions' log ends.
+	rep, err := Run(r.ctx, ld.Checkpoints, r.opts)
+	if err != nil {
+		return err
+	}
+	leo := map[string]int64{}
+	for _, pd := range ld.Partitions {
+		if end, ok := r.leo[pd]; ok {
+			leo[filepath.Base(pd)] = end
+		}
+	}
+	for i := range rep.Files {
+		f := &rep.Files[i]
+		checkCheckpointRange(f, ld.Path, leo, r.opts.reads)
+		f.OK = f.Findings() == 0 && f.ioErr == nil
+	}
+	return r.hand(rep)
+}
+
+// flush verifies the partition directories waiting.
+func (r *runner) flush() error {
+	if len(r.parts) == 0 {
+		return nil
+	}
+	parts := r.parts
+	r.parts = nil
+	return r.piece(parts)
+}
+
+func (r *runner) piece(paths []string) error {
+	rep, err := Run(r.ctx, paths, r.opts)
+	if err != nil {
+		return err
+	}
+	// Log end offsets for the checkpoints of the log dir around them.
+	addLogEnds(r.leo, rep.Files, true)
+	return r.hand(rep)
+}
+
+// hand gives a piece to the caller and keeps only its totals.
+func (r *runner) hand(rep *Report) error {
+	r.total.findings += rep.Findings()
+	r.total.ioErrors += rep.IOErrors()
+	return r.each(rep)
+}
+
+// forgetGone drops the entries under roots whose directory no longer exists
+// (a deleted partition); Update forgets the files of the directories a
+// piece covered.
+func (s *State) forgetGone(roots []string) {
+	var abs []string
+	for _, r := range roots {
+		abs = append(abs, s.abs(r))
+	}
+	for d := range s.dirs {
+		if !under(d, abs) {
+			continue
+		}
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			delete(s.dirs, d)
+		}
+	}
+}
+
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || len(p) > len(r) && p[:len(r)] == r && p[len(r)] == filepath.Separator {
+			return true
+		}
+	}
+	return false
+}

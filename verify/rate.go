@@ -1,0 +1,167 @@
+package verify
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/time/rate"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// reads is the I/O state a run shares across its jobs: one token bucket for
+// --rate, the count of bytes read, and the page-cache bookkeeping. Every file
+// verify reads goes through open or readFile, so the cap and the count cover
+// logs, indexes, snapshots and checkpoints alike.
+type reads struct {
+	ctx   context.Context
+	lim   *rate.Limiter // nil: unlimited
+	burst int
+	n     atomic.Int64 // bytes read (what the reads returned)
+	cache *cacheCare   // nil: --keep-cache
+}
+
+// minBurst is the smallest token bucket: one scanner read window, so a
+// window costs one wait.
+const minBurst = 128 << 10
+
+func newReads(ctx context.Context, opts Options) *reads {
+	r := &reads{ctx: ctx}
+	if opts.Rate > 0 {
+		// A bucket of a twentieth of a second's worth of bytes keeps the
+		// rate smooth at any time scale an operator watches (iostat's
+		// one-second samples) while a window still costs one wait.
+		r.burst = int(max(min(opts.Rate/20, 1<<30), minBurst))
+		r.lim = rate.NewLimiter(rate.Limit(opts.Rate), r.burst)
+	}
+	if !opts.KeepCache {
+		r.cache = newCacheCare()
+	}
+	return r
+}
+
+// take waits until n bytes may be read, in bucket-sized steps (a read
+// larger than the bucket, a big batch, waits for each step in turn).
+func (r *reads) take(n int) error {
+	if r.lim == nil {
+		return nil
+	}
+	for n > 0 {
+		k := min(n, r.burst)
+		if err := r.lim.WaitN(r.ctx, k); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+// source is an open file whose reads are counted and rate limited, and
+// whose pages verify brought into the page cache are dropped on close.
+type source struct {
+	f    *os.File
+	r    *reads
+	size int64
+	care *cached
+}
+
+// open opens path for reading through r.
+func (r *reads) open(path string) (*source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s := &source{f: f, r: r, size: st.Size()}
+	if r.cache != nil && st.Mode().IsRegular() {
+		s.care = r.cache.acquire(path, f, st.Size())
+	}
+	return s, nil
+}
+
+// ReadAt reads through the rate limit and counts what it read.
+func (s *source) ReadAt(b []byte, off int64) (int, error) {
+	if err := s.r.take(len(b)); err != nil {
+		return 0, err
+	}
+	n, err := s.f.ReadAt(b, off)
+	s.r.n.Add(int64(n))
+	return n, err
+}
+
+// Read reads sequentially (bufio over an index file).
+func (s *source) Read(b []byte) (int, error) {
+	if err := s.r.take(len(b)); err != nil {
+		return 0, err
+	}
+	n, err := s.f.Read(b)
+	s.r.n.Add(int64(n))
+	return n, err
+}
+
+// Stat is the open file's Stat.
+func (s *source) Stat() (os.FileInfo, error) { return s.f.Stat() }
+
+// Close drops the pages this run brought in (when the last user of the file
+// closes it) and closes the file.
+func (s *source) Close() error {
+	if s.care != nil {
+		s.r.cache.release(s.care, s.f)
+		s.care = nil
+	}
+	return s.f.Close()
+}
+
+// readFile is os.ReadFile through r (small files: checkpoints, snapshots,
+// transaction indexes).
+func (r *reads) readFile(path string) ([]byte, error) {
+	s, err := r.open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return io.ReadAll(io.NewSectionReader(s, 0, s.size+1))
+}
+
+// logReadAhead is the scanner's read window for a log: 1 MiB, the read size
+// of a plain sequential reader, so that a batch cut at the window's end
+// (read again at the start of the next) costs under 1% of the bytes and
+// reads cost few system calls.
+const logReadAhead = 1 << 20
+
+// scanners keeps log scanners (their 1 MiB windows) from run to run: a
+// scheduled verify of small files, or a library caller running verify in a
+// loop, allocates nothing per file, so the garbage collector (whose
+// stop-the-world phases wait for every thread of a busy machine) stays
+// idle.
+var scanners sync.Pool
+
+// logScanner is the verifier's log scanner, reset to file.
+func (v *verifier) logScanner(file io.ReaderAt, size int64) *format.Scanner {
+	if v.lsc == nil {
+		if v.opts.MaxBatchBytes <= 0 {
+			v.lsc, _ = scanners.Get().(*format.Scanner)
+		}
+		if v.lsc == nil {
+			v.lsc = format.NewScanner(file, size, format.ScanOptions{MaxBatchBytes: v.opts.MaxBatchBytes, ReadAhead: logReadAhead})
+		}
+	}
+	v.lsc.Reset(file, size)
+	return v.lsc
+}
+
+// release returns what the verifier can lend to the next run.
+func (v *verifier) release() {
+	if v.lsc != nil && v.opts.MaxBatchBytes <= 0 {
+		v.lsc.Reset(nil, 0)
+		scanners.Put(v.lsc)
+	}
+	v.lsc = nil
+}
