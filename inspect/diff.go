@@ -199,11 +199,13 @@ func logSegments(d *partition.Dir) []partition.Segment {
 // diffMapWindow is how much of a segment a replica's scan maps at once
 // (page-aligned; it bounds the mapped pages a replica holds), and
 // diffMapSlack how close to a window's end the scan moves on to the next
-// window; a batch that still straddles the end is read with pread.
+// window; a batch that still straddles the end is read with pread. A
+// 16 MiB window cost the same CPU time as 4 MiB but twice the resident set
+// (klog diff of two 1 GiB replicas: 46 against 24 MiB; pread: 17 MiB).
 // (Variables for the tests.)
 var (
-	diffMapWindow int64 = 16 << 20
-	diffMapSlack  int64 = 1 << 20
+	diffMapWindow int64 = 4 << 20
+	diffMapSlack  int64 = 64 << 10
 	// diffAfterMap, when set, runs after each mapping (a test truncates
 	// the file there).
 	diffAfterMap func(f *os.File)
