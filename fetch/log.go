@@ -13,8 +13,8 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
@@ -50,6 +50,13 @@ type Log struct {
 	// replication-offset-checkpoint, or -1 when it has none.
 	hw    int64
 	frame []byte
+	// idxCache is the last offset index read (offsetIndex).
+	idxCache struct {
+		path string
+		size int64
+		mod  time.Time
+		data []byte
+	}
 }
 
 // Open reads a partition directory.
@@ -183,20 +190,11 @@ func (l *Log) scan(s *segment) error {
 // readHW finds this partition in the parent log dir's
 // replication-offset-checkpoint.
 func (l *Log) readHW() int64 {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(l.dir)), partition.ReplicationCheckpoint))
-	if err != nil {
+	hw, ok, err := partition.HighWatermark(l.dir)
+	if err != nil || !ok {
 		return -1
 	}
-	es, err := format.ParseOffsetCheckpoint(data)
-	if err != nil {
-		return -1
-	}
-	for _, e := range es {
-		if e.Topic == l.topic && e.Partition == l.part {
-			return e.Offset
-		}
-	}
-	return -1
+	return hw
 }
 
 // readAt reads n bytes of a segment at pos.

@@ -161,21 +161,20 @@ func (a *Appender) writeSnapshot(offset int64) error {
 	sortEntries(entries)
 	data := format.AppendProducerSnapshot(nil, entries)
 	path := filepath.Join(a.dir, partition.FileName(offset, partition.SnapshotSuffix))
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	f, err := os.Open(tmp)
-	if err == nil {
-		err = f.Sync()
-		f.Close()
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return partition.WriteFileAtomic(path, data, partition.WriteOptions{})
 }
 
 func sortEntries(es []format.ProducerEntry) {
 	sort.Slice(es, func(i, j int) bool { return es[i].ProducerID < es[j].ProducerID })
+}
+
+// Producer is an idempotent producer's state as the log holds it: its
+// epoch, the last sequence and the last offset written (-1 when none).
+// klog serve checks a Produce request's sequence against it.
+func (a *Appender) Producer(producerID int64) (epoch int16, lastSeq int32, lastOffset int64, ok bool) {
+	p := a.producers[producerID]
+	if p == nil {
+		return 0, -1, -1, false
+	}
+	return p.epoch, p.lastSeq, p.lastOffset, true
 }

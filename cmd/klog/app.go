@@ -39,7 +39,7 @@ func usageError(format string, a ...any) error {
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	cmds := []*cli.Command{dumpCommand, verifyCommand, produceCommand, fetchCommand, offsetsCommand, replicateCommand, recoverCommand, tailCommand, segmentsCommand, statsCommand, findCommand,
-		retentionCommand, diffCommand, redactCommand, versionCommand, completionCommand}
+		retentionCommand, diffCommand, redactCommand, serveCommand, versionCommand, completionCommand}
 	prepareCommands(cmds)
 	return &cli.App{
 		Name:      "klog",

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/klog-dev/klog/serve"
+	"github.com/urfave/cli/v2"
+)
+
+var (
+	serveLogDirFlag   = &cli.StringFlag{Name: "log-dir", Usage: "log directory whose partition directories become topic partitions", Required: true}
+	serveListenFlag   = &cli.StringFlag{Name: "listen", Value: "127.0.0.1:9092", Usage: "address to listen on"}
+	serveWritableFlag = &cli.BoolFlag{Name: "writable", Usage: "accept produce and keep committed offsets in the log dir, as a broker does"}
+	serveStateFlag    = &cli.StringFlag{Name: "state", Usage: "read-only: directory for committed offsets (default: a per-log-dir folder under the user's state directory)"}
+	serveReqLogFlag   = &cli.StringFlag{Name: "request-log", Usage: "append one JSON line per request to this file (- for stderr)"}
+	serveCertFlag     = &cli.StringFlag{Name: "tls-cert", Usage: "serve TLS with this PEM certificate (with --tls-key)"}
+	serveKeyFlag      = &cli.StringFlag{Name: "tls-key", Usage: "PEM private key for --tls-cert"}
+	serveMaxReqFlag   = &cli.IntFlag{Name: "max-request-bytes", Value: serve.DefaultMaxRequestBytes, Usage: "largest request frame accepted (socket.request.max.bytes)"}
+	serveMaxConnFlag  = &cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "open connections beyond this are closed on accept"}
+	serveAdvertFlag   = &cli.StringFlag{Name: "advertise", Usage: "host:port clients are told to connect to (default: the listen address)"}
+	serveIdleFlag     = &cli.DurationFlag{Name: "idle-timeout", Value: serve.DefaultIdleTimeout, Usage: "close a connection idle this long (connections.max.idle.ms)"}
+)
+
+var serveCommand = &cli.Command{
+	Name:  "serve",
+	Usage: "speak the Kafka protocol over a log dir, for unmodified Kafka clients",
+	Description: `Every partition directory under --log-dir becomes a topic partition (a
+topic's partitions must be 0..n-1). Clients consume with Fetch, ListOffsets
+and consumer groups; committed offsets go to __consumer_offsets-N partitions
+in Kafka's record format (in --state unless --writable). Read-only by
+default: the log dir is never changed. --writable accepts Produce (acks 0, 1,
+all; idempotent producers) through klog's appender. Stops cleanly on
+SIGINT/SIGTERM.`,
+	Flags: []cli.Flag{serveLogDirFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
+		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag},
+	Action: runServe,
+}
+
+// defaultStateDir is $XDG_STATE_HOME (or ~/.local/state)/klog/serve/<name>-<hash
+// of the absolute log dir>.
+func defaultStateDir(logDir string) (string, error) {
+	abs, err := filepath.Abs(logDir)
+	if err != nil {
+		return "", err
+	}
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(base, "klog", "serve", filepath.Base(abs)+"-"+hex.EncodeToString(sum[:6])), nil
+}
+
+func runServe(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usageError("serve: unexpected arguments %q", c.Args().Slice())
+	}
+	dir := c.String(serveLogDirFlag.Name)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return &exitError{code: ExitTrouble, msg: "serve: --log-dir " + dir + " is not a directory"}
+	}
+	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
+		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
+		IdleTimeout: c.Duration(serveIdleFlag.Name)}
+	if !cfg.Writable {
+		cfg.StateDir = c.String(serveStateFlag.Name)
+		if cfg.StateDir == "" {
+			d, err := defaultStateDir(dir)
+			if err != nil {
+				return &exitError{code: ExitTrouble, msg: "serve: " + err.Error() + " (set --state)"}
+			}
+			cfg.StateDir = d
+		}
+		abs1, _ := filepath.Abs(cfg.StateDir)
+		abs2, _ := filepath.Abs(dir)
+		if abs1 == abs2 {
+			return usageError("serve: --state must not be the log dir (use --writable to keep offsets there)")
+		}
+	} else if c.IsSet(serveStateFlag.Name) {
+		return usageError("serve: --state is for read-only serving; --writable keeps offsets in the log dir")
+	}
+	if p := c.String(serveReqLogFlag.Name); p != "" {
+		if p == "-" {
+			cfg.RequestLog = c.App.ErrWriter
+		} else {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+			}
+			defer f.Close()
+			cfg.RequestLog = f
+		}
+	}
+	cert, key := c.String(serveCertFlag.Name), c.String(serveKeyFlag.Name)
+	if (cert == "") != (key == "") {
+		return usageError("serve: --tls-cert and --tls-key go together")
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	if a := c.String(serveAdvertFlag.Name); a != "" {
+		h, p, err := net.SplitHostPort(a)
+		if err != nil {
+			return usageError("serve: --advertise: %v", err)
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil || port <= 0 || port > 65535 {
+			return usageError("serve: --advertise: bad port %q", p)
+		}
+		cfg.AdvertisedHost, cfg.AdvertisedPort = h, int32(port)
+	}
+	srv, err := serve.New(cfg)
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: err.Error()}
+	}
+	ln, err := net.Listen("tcp", c.String(serveListenFlag.Name))
+	if err != nil {
+		srv.Close()
+		return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+	}
+	return serveUntilDone(c.Context, srv, ln, cfg, c.App.ErrWriter)
+}
+
+// serveUntilDone serves until ctx ends (SIGINT/SIGTERM), then shuts down,
+// giving in-flight requests 10 seconds.
+func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg serve.Config, stderr io.Writer) error {
+	mode := "read-only"
+	if cfg.Writable {
+		mode = "writable"
+	} else {
+		mode += ", offsets in " + cfg.StateDir
+	}
+	fmt.Fprintf(stderr, "klog: serve: %s on %s (%s)\n", cfg.LogDir, ln.Addr(), mode)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		srv.Close()
+		if err != nil {
+			return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	<-errc
+	fmt.Fprintln(stderr, "klog: serve: stopped")
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "serve: shutdown: " + err.Error()}
+	}
+	return nil
+}

@@ -1,0 +1,307 @@
+// Package internaltopic decodes the records of Kafka's internal topics as
+// kafka-dump-log's decoders do: __consumer_offsets (--offsets-decoder),
+// __transaction_state (--transaction-log-decoder) and __cluster_metadata
+// records and snapshots (--cluster-metadata-decoder), each to the JSON
+// Kafka's converters print, byte for byte.
+package internaltopic
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+
+	"github.com/klog-dev/klog/format"
+)
+
+// Kind selects one of kafka-dump-log's message decoders, which print a
+// record's key and value as the JSON of the message schema they hold instead
+// of as UTF-8 text.
+type Kind int
+
+const (
+	// None prints keys and values as text (StringDecoder).
+	None Kind = iota
+	// Offsets is --offsets-decoder: __consumer_offsets records
+	// (GroupCoordinatorRecordSerde).
+	Offsets
+	// TransactionLog is --transaction-log-decoder: __transaction_state
+	// records (TransactionCoordinatorRecordSerde).
+	TransactionLog
+	// ClusterMetadata is --cluster-metadata-decoder: KRaft
+	// __cluster_metadata records and snapshots (MetadataRecordSerde).
+	ClusterMetadata
+)
+
+// String returns the kafka-dump-log option that selects k.
+func (k Kind) String() string {
+	switch k {
+	case None:
+		return "none"
+	case Offsets:
+		return "offsets-decoder"
+	case TransactionLog:
+		return "transaction-log-decoder"
+	case ClusterMetadata:
+		return "cluster-metadata-decoder"
+	}
+	return "unknown(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ErrMissingKey is what a coordinator decoder throws on a record without a
+// key; kafka-dump-log dies there (MissingKeyMessage is its text).
+var ErrMissingKey = errors.New("message had a missing key")
+
+// Decoded is what a decoder made of one record: the texts Kafka prints
+// after "key: " and "payload: " (nil: not printed), and the problem, if any.
+// Key and Value alias the decoder's buffers until its next Decode.
+type Decoded struct {
+	Key, Value []byte
+	KeyJSON    bool // Key is a JSON object (not an error text)
+	ValueJSON  bool // Value is a JSON object (not "<DELETE>" or an error text)
+	MissingKey bool
+	// Problem describes a record the decoder could not fully decode (an
+	// unknown type or version, a parse error); "" if none.
+	Problem string
+}
+
+// Decoder decodes records with one Kind; it reuses its buffers.
+type Decoder struct {
+	kind    Kind
+	schemas *decoderSchemas
+	cur     Decoded
+	keyBuf  []byte
+	valBuf  []byte
+}
+
+// New returns a decoder of the given kind, or nil for None.
+func New(kind Kind) *Decoder {
+	if kind == None {
+		return nil
+	}
+	return &Decoder{kind: kind, schemas: schemas()}
+}
+
+// Current is the last Decode's result.
+func (rd *Decoder) Current() *Decoded { return &rd.cur }
+
+// MissingKeyMessage is Kafka's exception text for a keyless record.
+func MissingKeyMessage(offset int64) string {
+	return "Failed to decode message at offset " + strconv.FormatInt(offset, 10) +
+		" using the specified decoder (message had a missing key)"
+}
+
+// Decode decodes the key and value of r (a non-control record) as the
+// decoder's kind says, into Current.
+func (rd *Decoder) Decode(r *format.Record) *Decoded {
+	rd.cur = Decoded{}
+	switch rd.kind {
+	case Offsets:
+		rd.decodeCoordinator(r, rd.schemas.group, true)
+	case TransactionLog:
+		rd.decodeCoordinator(r, rd.schemas.transaction, false)
+	case ClusterMetadata:
+		rd.decodeMetadata(r)
+	}
+	return &rd.cur
+}
+
+// decodeCoordinator is DumpLogSegments.CoordinatorRecordMessageParser over
+// CoordinatorRecordSerde: key = int16 record type + key message (version 0),
+// value = int16 version + value message, or null for a tombstone.
+func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinatorRecord, groups bool) {
+	c := &rd.cur
+	if r.Key == nil {
+		c.MissingKey = true
+		c.Problem = MissingKeyMessage(r.Offset)
+		return
+	}
+	fail := func(msg string) {
+		c.Key = append(append(rd.keyBuf[:0], "Error at offset "...), strconv.FormatInt(r.Offset, 10)...)
+		c.Key = append(append(c.Key, ", skipping. "...), msg...)
+		rd.keyBuf = c.Key
+		c.Value, c.KeyJSON, c.ValueJSON = nil, false, false
+		c.Problem = msg
+	}
+	if len(r.Key) < 2 {
+		fail("Could not read version from key's buffer.")
+		return
+	}
+	recordType := int16(binary.BigEndian.Uint16(r.Key))
+	rec, ok := types[recordType]
+	if !ok {
+		c.Key = append(append(rd.keyBuf[:0], "Unknown record type "...), strconv.Itoa(int(recordType))...)
+		c.Key = append(append(append(c.Key, " at offset "...), strconv.FormatInt(r.Offset, 10)...), ", skipping."...)
+		rd.keyBuf = c.Key
+		c.Problem = "unknown record type " + strconv.Itoa(int(recordType))
+		return
+	}
+	keyVals, _, err := readMessage(rec.key, 0, r.Key[2:])
+	if err != nil {
+		fail(couldNotRead(0, "key", err))
+		return
+	}
+	var version int16
+	var valVals []value
+	if r.Value != nil {
+		if len(r.Value) < 2 {
+			fail("Could not read version from value's buffer.")
+			return
+		}
+		version = int16(binary.BigEndian.Uint16(r.Value))
+		valVals, _, err = readMessage(rec.value, version, r.Value[2:])
+		if err != nil {
+			fail(couldNotRead(version, "value", err))
+			return
+		}
+	}
+	k := append(rd.keyBuf[:0], `{"type":"`...)
+	k = strconv.AppendInt(k, int64(recordType), 10)
+	k = append(k, `","data":`...)
+	k = appendMessageJSON(k, rec.key, 0, keyVals)
+	rd.keyBuf = append(k, '}')
+	c.Key, c.KeyJSON = rd.keyBuf, true
+	if r.Value == nil {
+		c.Value = append(rd.valBuf[:0], "<DELETE>"...)
+		return
+	}
+	if groups && recordType == 2 {
+		decodeConsumerProtocol(rd.schemas, version, valVals)
+	}
+	v := append(rd.valBuf[:0], `{"version":"`...)
+	v = strconv.AppendInt(v, int64(version), 10)
+	v = append(v, `","data":`...)
+	v = appendMessageJSON(v, rec.value, version, valVals)
+	rd.valBuf = append(v, '}')
+	c.Value, c.ValueJSON = rd.valBuf, true
+	if !rec.value.valid.has(version) {
+		c.Problem = rec.value.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
+			strconv.Itoa(int(rec.value.valid.lo)) + "-" + strconv.Itoa(int(rec.value.valid.hi)) + "); printed with the newest schema"
+	}
+}
+
+// couldNotRead is CoordinatorRecordSerde.readMessage's exception text.
+func couldNotRead(version int16, which string, err error) string {
+	return "Could not read record with version " + strconv.Itoa(int(version)) + " from " + which +
+		"'s buffer due to: " + err.Error() + "."
+}
+
+// decodeConsumerProtocol replaces, in a GroupMetadataValue of the "consumer"
+// protocol type, each member's subscription and assignment bytes by the
+// JSON of the ConsumerProtocolSubscription/Assignment they hold (int16
+// version prefix). Bytes that do not decode stay base64, as in Kafka.
+func decodeConsumerProtocol(s *decoderSchemas, version int16, vals []value) {
+	const protocolType, members = 0, 5 // field indexes in GroupMetadataValue
+	if len(vals) <= members || vals[protocolType].null || string(format.AppendJavaUTF8(nil, vals[protocolType].b)) != "consumer" {
+		return
+	}
+	m := &vals[members]
+	if m.null {
+		return
+	}
+	const subscription, assignment = 6, 7 // field indexes in MemberMetadata
+	for i := range m.elems {
+		fs := m.elems[i].elems
+		if len(fs) <= assignment {
+			continue
+		}
+		for _, idx := range []int{subscription, assignment} {
+			schema := s.subscription
+			if idx == assignment {
+				schema = s.assignment
+			}
+			v := &fs[idx]
+			if !v.set || v.null || len(v.b) < 2 {
+				continue
+			}
+			pv := int16(binary.BigEndian.Uint16(v.b))
+			pvals, _, err := readMessage(schema, pv, v.b[2:])
+			if err != nil {
+				continue
+			}
+			v.raw = appendMessageJSON(nil, schema, pv, pvals)
+		}
+	}
+}
+
+// decodeMetadata is DumpLogSegments.ClusterMetadataLogMessageParser over
+// MetadataRecordSerde (AbstractApiMessageSerde.read): unsigned varint frame
+// version (1), apiKey and version, then the message, with nothing after it.
+// There is never a key.
+func (rd *Decoder) decodeMetadata(r *format.Record) {
+	c := &rd.cur
+	fail := func(msg string) {
+		v := append(rd.valBuf[:0], "Error at "...)
+		v = strconv.AppendInt(v, r.Offset, 10)
+		v = append(append(v, ", skipping. "...), msg...)
+		rd.valBuf = v
+		c.Value, c.ValueJSON = v, false
+		c.Problem = msg
+	}
+	if r.Value == nil {
+		fail("Error while reading frame version")
+		return
+	}
+	hr := &messageReader{buf: r.Value}
+	header := func(entity string) (int16, bool) {
+		v := hr.uvarint()
+		if hr.err != nil {
+			fail("Error while reading " + entity)
+			return 0, false
+		}
+		if v > 0x7fff { // a negative Java int passes this check and is cast to short
+			fail("Value for " + entity + " was too large.")
+			return 0, false
+		}
+		return int16(v), true
+	}
+	frame, ok := header("frame version")
+	if !ok {
+		return
+	}
+	switch {
+	case frame == 0:
+		fail("Could not deserialize metadata record with frame version 0. " +
+			"Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.")
+		return
+	case frame != 1:
+		fail("Could not deserialize metadata record due to unknown frame version " + strconv.Itoa(int(frame)) +
+			"(only frame version 1 is supported)")
+		return
+	}
+	apiKey, ok := header("type")
+	if !ok {
+		return
+	}
+	version, ok := header("version")
+	if !ok {
+		return
+	}
+	rec, known := rd.schemas.metadata[apiKey]
+	if !known {
+		fail("org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id " + strconv.Itoa(int(apiKey)))
+		return
+	}
+	body := r.Value[hr.pos:]
+	vals, n, err := readMessage(rec.msg, version, body)
+	if err != nil {
+		fail("Failed to deserialize record with type " + strconv.Itoa(int(apiKey)))
+		c.Problem += ": " + err.Error()
+		return
+	}
+	if n < len(body) {
+		fail("Found " + strconv.Itoa(len(body)-n) + " byte(s) of garbage after " + strconv.Itoa(int(apiKey)))
+		return
+	}
+	v := append(rd.valBuf[:0], `{"type":"`...)
+	v = append(v, rec.enum...)
+	v = append(v, `","version":`...)
+	v = strconv.AppendInt(v, int64(version), 10)
+	v = append(v, `,"data":`...)
+	v = appendMessageJSON(v, rec.msg, version, vals)
+	rd.valBuf = append(v, '}')
+	c.Value, c.ValueJSON = rd.valBuf, true
+	if !rec.msg.valid.has(version) {
+		c.Problem = rec.msg.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
+			strconv.Itoa(int(rec.msg.valid.lo)) + "-" + strconv.Itoa(int(rec.msg.valid.hi)) + "); printed with the newest schema"
+	}
+}

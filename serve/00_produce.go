@@ -1,0 +1,265 @@
+package serve
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// errReadOnlyAcks0 closes the connection of an acks=0 producer a read-only
+// server cannot answer: with acks=0 the only way to tell it is to close
+// (as a broker does for any failed acks=0 produce, KafkaApis.handleProduceRequest).
+var errReadOnlyAcks0 = errors.New("produce with acks=0 to a read-only server")
+
+// errAcks0Failed closes the connection after a failed acks=0 produce.
+var errAcks0Failed = errors.New("acks=0 produce failed")
+
+// v2 batch header field positions (DefaultRecordBatch.java).
+const (
+	posBaseOffset   = 0
+	posLeaderEpoch  = 12
+	posCRC          = 17
+	posAttributes   = 21
+	posMaxTimestamp = 35
+)
+
+const readOnlyMessage = "klog serve is read-only: start it with --writable to accept produce"
+
+// handleProduce appends each partition's batch through produce's Appender
+// as the broker's log does, after the checks of LogValidator and
+// ProducerAppendInfo: exactly one v2 batch, a valid CRC and records
+// (CORRUPT_MESSAGE), the producer's epoch and sequence. The batch is stored
+// as the client sent it except the fields a broker assigns: the base
+// offset, the partition leader epoch and, for LogAppendTime, the max
+// timestamp (with the CRC recomputed). acks=1 and acks=all are the same
+// here: the partition is its only replica.
+func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
+	s := cn.s
+	if !s.cfg.Writable && r.Acks == 0 {
+		return nil, errReadOnlyAcks0
+	}
+	resp := r.ResponseKind().(*kmsg.ProduceResponse)
+	var code int16
+	var msg *string
+	switch {
+	case r.Version < 3:
+		// Produce v0-v2 (message formats 0 and 1) were removed in
+		// Kafka 4.0; the range is advertised from 0 only for
+		// librdkafka's compression check (KAFKA-18659).
+		code = kerr.UnsupportedVersion.Code
+	case !s.cfg.Writable:
+		code = kerr.TopicAuthorizationFailed.Code
+		m := readOnlyMessage
+		msg = &m
+	case r.TransactionID != nil:
+		code = kerr.TransactionalIDAuthorizationFailed.Code
+	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
+		code = kerr.InvalidRequiredAcks.Code
+	}
+	failed := false
+	appended := false
+	for _, rt := range r.Topics {
+		t := kmsg.NewProduceResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewProduceResponseTopicPartition()
+			p.Partition = rp.Partition
+			p.BaseOffset, p.LogAppendTime, p.LogStartOffset = -1, -1, -1
+			p.ErrorCode, p.ErrorMessage = code, msg
+			if code == 0 {
+				sp := s.lookup(rt.Topic, rp.Partition)
+				if sp == nil {
+					p.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				} else {
+					res := sp.produce(rp.Records, s.cfg.Now().UnixMilli())
+					p.ErrorCode = res.code
+					if res.msg != "" && r.Version >= 8 {
+						m := res.msg
+						p.ErrorMessage = &m
+					}
+					if res.code == 0 {
+						p.BaseOffset, p.LogAppendTime, p.LogStartOffset = res.base, res.appendTime, res.logStart
+						appended = appended || res.appended
+					}
+				}
+			}
+			failed = failed || p.ErrorCode != 0
+			t.Partitions = append(t.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	if appended {
+		s.notify()
+	}
+	if r.Acks == 0 {
+		if failed {
+			return nil, errAcks0Failed
+		}
+		return nil, nil
+	}
+	return resp, nil
+}
+
+// produceResult is one partition's answer.
+type produceResult struct {
+	code             int16
+	msg              string
+	base, appendTime int64
+	logStart         int64
+	appended         bool
+}
+
+// produce validates and appends one partition's records (the request
+// buffer, which it may change: the broker-assigned fields).
+func (p *part) produce(raw []byte, now int64) produceResult {
+	fail := func(code int16, msg string) produceResult { return produceResult{code: code, msg: msg} }
+	b, err := format.ParseBatch(raw, 0)
+	if err != nil {
+		return fail(kerr.CorruptMessage.Code, err.Error())
+	}
+	if !b.IsV2() {
+		return fail(kerr.UnsupportedForMessageFormat.Code, "produce v3+ carries record batches of magic 2 only")
+	}
+	if int(b.Size()) != len(raw) {
+		return fail(kerr.InvalidRecord.Code, "a produce request must hold exactly one record batch per partition")
+	}
+	if err := b.CheckCRC(); err != nil {
+		return fail(kerr.CorruptMessage.Code, err.Error())
+	}
+	if !b.Compression().Known() {
+		return fail(kerr.UnsupportedCompressionType.Code, "unknown compression codec")
+	}
+	if b.IsControl() {
+		return fail(kerr.InvalidRecord.Code, "clients may not produce control batches")
+	}
+	if b.IsTransactional() {
+		return fail(kerr.TransactionalIDAuthorizationFailed.Code, "klog serve has no transaction coordinator")
+	}
+	if err := checkRecords(b); err != nil {
+		return fail(kerr.CorruptMessage.Code, err.Error())
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.app == nil {
+		return fail(kerr.NotLeaderForPartition.Code, "partition closed")
+	}
+	if b.ProducerID >= 0 {
+		if res, done := p.checkSequence(b); done {
+			return res
+		}
+	}
+	leo := p.app.LogEndOffset()
+	binary.BigEndian.PutUint64(raw[posBaseOffset:], uint64(leo))
+	binary.BigEndian.PutUint32(raw[posLeaderEpoch:], 0)
+	if b.TimestampType() == format.LogAppendTime {
+		binary.BigEndian.PutUint64(raw[posMaxTimestamp:], uint64(now))
+		binary.BigEndian.PutUint32(raw[posCRC:], format.ChecksumC(raw[posAttributes:]))
+	}
+	res, err := p.app.AppendRaw(raw)
+	if err != nil {
+		return fail(kerr.KafkaStorageError.Code, err.Error())
+	}
+	p.hw = p.app.LogEndOffset()
+	p.dirty, p.appended = true, true
+	out := produceResult{base: res.BaseOffset, appendTime: -1, logStart: p.app.LogStartOffset(), appended: true}
+	if b.TimestampType() == format.LogAppendTime {
+		out.appendTime = now
+	}
+	if b.ProducerID >= 0 {
+		// ProducerStateEntry keeps the last five batches for duplicates.
+		q := append(p.recent[b.ProducerID], dupBatch{epoch: b.ProducerEpoch, firstSeq: b.BaseSequence, lastSeq: b.LastSequence(),
+			baseOffset: res.BaseOffset, appTS: out.appendTime})
+		if len(q) > 5 {
+			q = q[len(q)-5:]
+		}
+		p.recent[b.ProducerID] = q
+	}
+	return out
+}
+
+// checkSequence applies ProducerAppendInfo's epoch and sequence rules.
+// done is set when the batch must not be appended: an error, or a
+// duplicate of one of the producer's last five batches, which is answered
+// with its original offset and no error (ProducerStateEntry.findDuplicateBatch).
+func (p *part) checkSequence(b *format.Batch) (produceResult, bool) {
+	epoch, lastSeq, _, ok := p.app.Producer(b.ProducerID)
+	bad := func(code int16, msg string) (produceResult, bool) { return produceResult{code: code, msg: msg}, true }
+	if !ok || lastSeq < 0 {
+		if ok && b.ProducerEpoch < epoch {
+			return bad(kerr.InvalidProducerEpoch.Code, "producer epoch is older than the log's")
+		}
+		if b.BaseSequence != 0 {
+			return bad(kerr.OutOfOrderSequenceNumber.Code, "a new producer's first batch must have sequence 0")
+		}
+		return produceResult{}, false
+	}
+	switch {
+	case b.ProducerEpoch < epoch:
+		return bad(kerr.InvalidProducerEpoch.Code, "producer epoch is older than the log's")
+	case b.ProducerEpoch > epoch:
+		if b.BaseSequence != 0 {
+			return bad(kerr.OutOfOrderSequenceNumber.Code, "a new epoch must start at sequence 0")
+		}
+		return produceResult{}, false
+	}
+	for _, d := range p.recent[b.ProducerID] {
+		if d.epoch == b.ProducerEpoch && d.firstSeq == b.BaseSequence && d.lastSeq == b.LastSequence() {
+			return produceResult{base: d.baseOffset, appendTime: d.appTS, logStart: p.app.LogStartOffset()}, true
+		}
+	}
+	if b.BaseSequence == format.IncrementSequence(lastSeq, 1) {
+		return produceResult{}, false
+	}
+	if seqBehind(b.LastSequence(), lastSeq) {
+		return bad(kerr.DuplicateSequenceNumber.Code, "batch was already written (older than the last five batches)")
+	}
+	return bad(kerr.OutOfOrderSequenceNumber.Code, "sequence does not follow the producer's last sequence")
+}
+
+// seqBehind reports whether sequence a is at or before last, allowing for
+// the wrap at 2^31-1.
+func seqBehind(a, last int32) bool {
+	d := int64(last) - int64(a)
+	if d < 0 {
+		d += 1 << 31
+	}
+	return d < 1<<30
+}
+
+// checkRecords decodes every record (decompressing) and checks the count
+// and offset deltas the header declares (LogValidator).
+func checkRecords(b *format.Batch) error {
+	rr := readers.Get().(*format.RecordReader)
+	defer readers.Put(rr)
+	var rec format.Record
+	if err := rr.Reset(b); err != nil {
+		return err
+	}
+	n := int64(0)
+	for {
+		err := rr.Next(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Offset != b.BaseOffset+n {
+			return errors.New("record offset deltas are not 0, 1, 2, ...")
+		}
+		n++
+	}
+	if n == 0 || n != int64(b.LastOffsetDelta)+1 {
+		return errors.New("record count does not match the batch's last offset delta")
+	}
+	return nil
+}
+
+// readers keeps record readers (and their decompression buffers) between
+// produce requests.
+var readers = sync.Pool{New: func() any { return new(format.RecordReader) }}

@@ -1,0 +1,296 @@
+package serve
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/klog-dev/klog/fetch"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fetchPart is one partition's answer: offsets, error, aborted
+// transactions and the file range of its records.
+type fetchPart struct {
+	topic   int // index into the request's topics
+	index   int32
+	code    int16
+	hw, lso int64
+	start   int64
+	aborted []fetch.AbortedTransaction
+	// committed is set for read_committed: aborted is sent, possibly
+	// empty, instead of null.
+	committed bool
+	file      string
+	pos, size int64
+}
+
+// handleFetch serves a Fetch with package fetch's read path, long-polling
+// (MinBytes, MaxWaitMillis) on appends, and writes the response itself:
+// the encoded fields, then each partition's record bytes straight from the
+// segment file. It returns the response size and first error code.
+func (cn *conn) handleFetch(h header, r *kmsg.FetchRequest) (int, int16, error) {
+	s := cn.s
+	if r.Version >= 7 && r.SessionID != 0 {
+		// Fetch sessions (KIP-227) are not offered: every SessionID we
+		// hand out is 0, so any other is unknown.
+		resp := r.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		err := cn.writeResponse(h, resp)
+		return len(cn.out), resp.ErrorCode, err
+	}
+	iso := fetch.ReadUncommitted
+	if r.IsolationLevel == 1 {
+		iso = fetch.ReadCommitted
+	}
+	var deadline *time.Timer
+	var parts []fetchPart
+	for {
+		wake := s.changes()
+		parts = cn.readAll(r, iso, parts[:0])
+		var total int64
+		failed := false
+		for i := range parts {
+			total += parts[i].size
+			failed = failed || parts[i].code != 0
+		}
+		if r.MaxWaitMillis <= 0 || total >= int64(r.MinBytes) || failed {
+			break
+		}
+		if deadline == nil {
+			deadline = time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
+			defer deadline.Stop()
+		}
+		select {
+		case <-wake:
+			continue
+		case <-deadline.C:
+		case <-s.done:
+		}
+		// Timed out or shutting down: answer with what there is now.
+		parts = cn.readAll(r, iso, parts[:0])
+		break
+	}
+	return cn.writeFetch(h, r, parts)
+}
+
+// readAll reads every requested partition, as ReplicaManager.readFromLog
+// does: the response limit shrinks with each partition's bytes, and only
+// the first partition with data may exceed it (KIP-74).
+func (cn *conn) readAll(r *kmsg.FetchRequest, iso fetch.Isolation, parts []fetchPart) []fetchPart {
+	limit := int64(r.MaxBytes)
+	if r.Version < 3 || limit <= 0 {
+		limit = fetch.BrokerFetchMaxBytes
+	}
+	limit = min(limit, fetch.BrokerFetchMaxBytes)
+	minOne := true
+	for ti, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			fp := fetchPart{topic: ti, index: rp.Partition, hw: -1, lso: -1, start: -1}
+			sp := cn.s.lookup(rt.Topic, rp.Partition)
+			if sp == nil {
+				fp.code = kerr.UnknownTopicOrPartition.Code
+				parts = append(parts, fp)
+				continue
+			}
+			req := fetch.Request{FetchOffset: rp.FetchOffset, MaxBytes: int32(max(limit, 1)), PartitionMaxBytes: rp.PartitionMaxBytes,
+				Isolation: iso, Replica: r.ReplicaID >= 0, NoMinOneMessage: !minOne, Locate: true}
+			if rp.PartitionMaxBytes <= 0 {
+				// A zero partition limit reads nothing (only KIP-74's
+				// first batch could), never the consumer default.
+				req.PartitionMaxBytes = 1
+			}
+			f, err := sp.read(req)
+			var oor *fetch.OutOfRangeError
+			switch {
+			case errors.As(err, &oor):
+				fp.code = kerr.OffsetOutOfRange.Code
+			case err != nil:
+				fp.code = kerr.KafkaStorageError.Code
+			default:
+				fp.hw, fp.lso, fp.start = f.HighWatermark, f.LastStableOffset, f.LogStartOffset
+				fp.committed = iso == fetch.ReadCommitted && !req.Replica
+				fp.aborted = f.AbortedTransactions
+				if limit > 0 && f.Size > 0 && (rp.PartitionMaxBytes > 0 || minOne) {
+					fp.file, fp.pos, fp.size = f.Segment, f.Position, f.Size
+					limit -= f.Size
+					minOne = false
+				}
+			}
+			parts = append(parts, fp)
+		}
+	}
+	return parts
+}
+
+// read runs fetch's Log.Read under the partition lock. A writable
+// partition's high watermark is its log end after our own appends.
+func (p *part) read(req fetch.Request) (*fetch.Fetched, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.refresh(); err != nil {
+		return nil, err
+	}
+	req.HighWatermark = p.hw
+	return p.log.Read(req)
+}
+
+// writeFetch encodes a Fetch response v4-v12 around the partitions' file
+// ranges (FetchResponse.json): the frame size is known up front because
+// each range's size is.
+func (cn *conn) writeFetch(h header, r *kmsg.FetchRequest, parts []fetchPart) (int, int16, error) {
+	flex := r.Version >= 12
+	b := append(cn.out[:0], 0, 0, 0, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(h.correlation))
+	if flex {
+		b = append(b, 0) // response header v1 tags
+	}
+	b = binary.BigEndian.AppendUint32(b, 0) // throttle_time_ms
+	if r.Version >= 7 {
+		b = binary.BigEndian.AppendUint16(b, 0) // error_code
+		b = binary.BigEndian.AppendUint32(b, 0) // session_id
+	}
+	type cut struct {
+		at        int
+		file      string
+		pos, size int64
+	}
+	var cuts []cut
+	var total int64
+	first := int16(0)
+	// Group partitions by request topic, in request order.
+	b = appendArrayLen(b, len(r.Topics), flex)
+	pi := 0
+	for ti, rt := range r.Topics {
+		b = appendString(b, rt.Topic, flex)
+		n := 0
+		for j := pi; j < len(parts) && parts[j].topic == ti; j++ {
+			n++
+		}
+		b = appendArrayLen(b, n, flex)
+		for ; pi < len(parts) && parts[pi].topic == ti; pi++ {
+			p := &parts[pi]
+			if first == 0 {
+				first = p.code
+			}
+			b = binary.BigEndian.AppendUint32(b, uint32(p.index))
+			b = binary.BigEndian.AppendUint16(b, uint16(p.code))
+			b = binary.BigEndian.AppendUint64(b, uint64(p.hw))
+			b = binary.BigEndian.AppendUint64(b, uint64(p.lso))
+			if r.Version >= 5 {
+				b = binary.BigEndian.AppendUint64(b, uint64(p.start))
+			}
+			if !p.committed || p.code != 0 {
+				b = appendNullArray(b, flex)
+			} else {
+				b = appendArrayLen(b, len(p.aborted), flex)
+				for _, a := range p.aborted {
+					b = binary.BigEndian.AppendUint64(b, uint64(a.ProducerID))
+					b = binary.BigEndian.AppendUint64(b, uint64(a.FirstOffset))
+					if flex {
+						b = append(b, 0)
+					}
+				}
+			}
+			if r.Version >= 11 {
+				b = binary.BigEndian.AppendUint32(b, 0xffffffff) // preferred_read_replica -1
+			}
+			if flex {
+				b = binary.AppendUvarint(b, uint64(p.size)+1)
+			} else {
+				b = binary.BigEndian.AppendUint32(b, uint32(p.size))
+			}
+			if p.size > 0 {
+				cuts = append(cuts, cut{at: len(b), file: p.file, pos: p.pos, size: p.size})
+				total += p.size
+			}
+			if flex {
+				b = append(b, 0) // partition tags
+			}
+		}
+		if flex {
+			b = append(b, 0) // topic tags
+		}
+	}
+	if flex {
+		b = append(b, 0) // response tags
+	}
+	size := int64(len(b)) - 4 + total
+	binary.BigEndian.PutUint32(b, uint32(size))
+	cn.out = b
+	if cap(cn.out) > 1<<20 {
+		defer func() { cn.out = nil }()
+	}
+	prev := 0
+	for _, c := range cuts {
+		if _, err := cn.c.Write(b[prev:c.at]); err != nil {
+			return int(size) + 4, first, err
+		}
+		if err := cn.sendFile(c.file, c.pos, c.size); err != nil {
+			return int(size) + 4, first, err
+		}
+		prev = c.at
+	}
+	_, err := cn.c.Write(b[prev:])
+	return int(size) + 4, first, err
+}
+
+// errShortFile: a segment shrank between the read and the send; the frame
+// promised bytes that are gone, so the connection must close.
+var errShortFile = errors.New("segment shorter than the fetch read")
+
+// sendFile copies [pos, pos+n) of a segment to the connection. On a plain
+// TCP connection (*net.TCPConn).ReadFrom unwraps the io.LimitedReader and
+// uses sendfile(2) from the file's current offset, which is why every
+// send opens its own handle and seeks (net/sendfile.go).
+func (cn *conn) sendFile(path string, pos, n int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(pos, io.SeekStart); err != nil {
+		return err
+	}
+	lr := &io.LimitedReader{R: f, N: n}
+	var w int64
+	if tc, ok := cn.c.(*net.TCPConn); ok {
+		w, err = tc.ReadFrom(lr)
+	} else {
+		w, err = io.Copy(cn.c, lr)
+	}
+	if err != nil {
+		return err
+	}
+	if w != n {
+		return errShortFile
+	}
+	return nil
+}
+
+func appendArrayLen(b []byte, n int, flex bool) []byte {
+	if flex {
+		return binary.AppendUvarint(b, uint64(n)+1)
+	}
+	return binary.BigEndian.AppendUint32(b, uint32(n))
+}
+
+func appendNullArray(b []byte, flex bool) []byte {
+	if flex {
+		return append(b, 0)
+	}
+	return binary.BigEndian.AppendUint32(b, 0xffffffff)
+}
+
+func appendString(b []byte, s string, flex bool) []byte {
+	if flex {
+		b = binary.AppendUvarint(b, uint64(len(s))+1)
+	} else {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
+	}
+	return append(b, s...)
+}

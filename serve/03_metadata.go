@@ -1,0 +1,81 @@
+package serve
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handleMetadata describes this one broker (node cfg.NodeID, the leader
+// and only replica of every partition) and the requested topics, or all
+// of them. A writable server creates a missing topic with one partition
+// when the client allows it (auto.create.topics.enable).
+func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) kmsg.Response {
+	s := cn.s
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	host, port := s.advertised()
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID, b.Host, b.Port = s.cfg.NodeID, host, port
+	resp.Brokers = append(resp.Brokers, b)
+	cluster := s.clusterID
+	resp.ClusterID = &cluster
+	resp.ControllerID = s.cfg.NodeID
+	var names []string
+	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	if all {
+		names = s.topicNames()
+	} else {
+		for _, t := range r.Topics {
+			if t.Topic != nil {
+				names = append(names, *t.Topic)
+				continue
+			}
+			// A topic asked for by id (v10+).
+			name := ""
+			for _, n := range s.topicNames() {
+				if tp := s.topic(n); tp != nil && tp.id == t.TopicID {
+					name = n
+				}
+			}
+			if name == "" {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = t.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		n := name
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = &n
+		t := s.topic(name)
+		if t == nil && !all && s.cfg.Writable && (r.Version < 4 || r.AllowAutoTopicCreation) {
+			if ct, err := s.createTopic(name); err == nil {
+				t = ct
+			} else {
+				mt.ErrorCode = kerr.InvalidTopicException.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+		}
+		if t == nil {
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		mt.TopicID = t.id
+		for _, p := range t.parts {
+			mp := kmsg.NewMetadataResponseTopicPartition()
+			mp.Partition = p.index
+			mp.Leader = s.cfg.NodeID
+			mp.LeaderEpoch = 0
+			mp.Replicas = []int32{s.cfg.NodeID}
+			mp.ISR = []int32{s.cfg.NodeID}
+			mt.Partitions = append(mt.Partitions, mp)
+		}
+		resp.Topics = append(resp.Topics, mt)
+	}
+	return resp
+}

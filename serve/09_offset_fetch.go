@@ -1,0 +1,103 @@
+package serve
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handleOffsetFetch returns committed offsets: -1 for a partition without
+// one; every committed partition when no topics are named (v2+).
+func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) kmsg.Response {
+	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if r.Version < 8 {
+		topics := make([]reqTopic, 0, len(r.Topics))
+		for _, t := range r.Topics {
+			topics = append(topics, reqTopic{t.Topic, t.Partitions})
+		}
+		if r.Topics == nil && r.Version < 2 {
+			topics = []reqTopic{}
+		}
+		for _, t := range cn.offsetsFor(r.Group, topics, r.Topics == nil) {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.topic
+			for _, p := range t.parts {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.offset, p.c.leaderEpoch
+				md := p.c.metadata
+				rp.Metadata = &md
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	for _, g := range r.Groups {
+		rg := kmsg.NewOffsetFetchResponseGroup()
+		rg.Group = g.Group
+		topics := make([]reqTopic, 0, len(g.Topics))
+		for _, t := range g.Topics {
+			topics = append(topics, reqTopic{t.Topic, t.Partitions})
+		}
+		for _, t := range cn.offsetsFor(g.Group, topics, g.Topics == nil) {
+			rt := kmsg.NewOffsetFetchResponseGroupTopic()
+			rt.Topic = t.topic
+			for _, p := range t.parts {
+				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.offset, p.c.leaderEpoch
+				md := p.c.metadata
+				rp.Metadata = &md
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rg.Topics = append(rg.Topics, rt)
+		}
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}
+
+type reqTopic struct {
+	topic string
+	parts []int32
+}
+
+type partOffset struct {
+	part int32
+	c    committed
+}
+
+type topicOffsets struct {
+	topic string
+	parts []partOffset
+}
+
+// offsetsFor answers the named partitions, or all committed ones.
+func (cn *conn) offsetsFor(group string, topics []reqTopic, all bool) []topicOffsets {
+	got := cn.s.groups.fetchOffsets(group)
+	none := committed{offset: -1, leaderEpoch: -1}
+	var out []topicOffsets
+	if all {
+		by := map[string][]partOffset{}
+		for k, c := range got {
+			by[k.topic] = append(by[k.topic], partOffset{k.part, c})
+		}
+		for t, ps := range by {
+			sort.Slice(ps, func(i, j int) bool { return ps[i].part < ps[j].part })
+			out = append(out, topicOffsets{t, ps})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].topic < out[j].topic })
+		return out
+	}
+	for _, t := range topics {
+		to := topicOffsets{topic: t.topic}
+		for _, p := range t.parts {
+			c, ok := got[tp{t.topic, p}]
+			if !ok {
+				c = none
+			}
+			to.parts = append(to.parts, partOffset{p, c})
+		}
+		out = append(out, to)
+	}
+	return out
+}

@@ -1,0 +1,40 @@
+package serve
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handleFindCoordinator names this broker as every group's coordinator.
+// Transaction coordinators are not offered (no transactions coordinator).
+func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) kmsg.Response {
+	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	host, port := cn.s.advertised()
+	code := int16(0)
+	var msg *string
+	if r.CoordinatorType != 0 {
+		code = kerr.CoordinatorNotAvailable.Code
+		m := "klog serve has no transaction coordinator"
+		msg = &m
+	}
+	if r.Version < 4 {
+		resp.ErrorCode, resp.ErrorMessage = code, msg
+		if code == 0 {
+			resp.NodeID, resp.Host, resp.Port = cn.s.cfg.NodeID, host, port
+		} else {
+			resp.NodeID = -1
+		}
+		return resp
+	}
+	for _, k := range r.CoordinatorKeys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.ErrorCode, c.ErrorMessage = k, code, msg
+		if code == 0 {
+			c.NodeID, c.Host, c.Port = cn.s.cfg.NodeID, host, port
+		} else {
+			c.NodeID = -1
+		}
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	return resp
+}

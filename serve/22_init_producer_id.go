@@ -1,0 +1,31 @@
+package serve
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handleInitProducerID gives idempotent producers an id and epoch 0. A
+// transactional id is refused: klog serve has no transaction coordinator.
+// A read-only server refuses every producer.
+func (cn *conn) handleInitProducerID(r *kmsg.InitProducerIDRequest) kmsg.Response {
+	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	switch {
+	case !cn.s.cfg.Writable:
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+	case r.TransactionalID != nil:
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case r.Version >= 3 && r.ProducerID >= 0:
+		// KIP-360: a producer asking to bump its epoch after an error
+		// gets epoch+1 on the same id.
+		if r.ProducerEpoch == 32766 || r.ProducerEpoch < 0 {
+			resp.ProducerID, resp.ProducerEpoch = cn.s.allocPID(), 0
+		} else {
+			resp.ProducerID, resp.ProducerEpoch = r.ProducerID, r.ProducerEpoch+1
+		}
+	default:
+		resp.ProducerID, resp.ProducerEpoch = cn.s.allocPID(), 0
+	}
+	return resp
+}

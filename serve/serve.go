@@ -1,0 +1,687 @@
+// Package serve speaks Kafka's wire protocol over a log directory of real
+// partition directories, so unmodified Kafka clients (kcat, librdkafka,
+// franz-go, kafka-go, sarama, kafkajs, the Python clients) can consume an
+// archived or forensic copy of a broker's disk, and with Config.Writable
+// produce into it.
+//
+// Requests and responses are decoded and encoded with franz-go's kmsg;
+// the handlers are klog's own, one file per API key (00_produce.go,
+// 01_fetch.go, ...). Fetch is package fetch's read path (the same code as
+// `klog fetch`), and its record bytes go from the segment file to the socket
+// with sendfile where the platform allows. Produce goes through package
+// produce's Appender.
+//
+// Each connection is served by one goroutine, one request at a time, in
+// order, as a broker does (it mutes a channel while a request is in
+// flight). A malformed frame closes that connection only.
+package serve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/produce"
+)
+
+// Defaults (KafkaConfig / SocketServerConfigs).
+const (
+	// DefaultMaxRequestBytes is socket.request.max.bytes.
+	DefaultMaxRequestBytes = 104857600
+	// DefaultMaxConnections bounds open client connections.
+	DefaultMaxConnections = 4096
+	// DefaultIdleTimeout is connections.max.idle.ms.
+	DefaultIdleTimeout = 10 * time.Minute
+	// OffsetsTopic is the internal topic holding committed offsets.
+	OffsetsTopic = "__consumer_offsets"
+	// OffsetsPartitions is offsets.topic.num.partitions.
+	OffsetsPartitions = 50
+)
+
+// Config configures a Server.
+type Config struct {
+	// LogDir holds the partition directories to serve.
+	LogDir string
+	// Writable accepts Produce and keeps committed offsets in LogDir, as a
+	// broker does. Without it LogDir is never changed.
+	Writable bool
+	// StateDir holds __consumer_offsets-N when not Writable. Required
+	// then.
+	StateDir string
+	// MaxRequestBytes bounds a request frame (default 100 MiB).
+	MaxRequestBytes int32
+	// MaxConnections bounds open connections (default 4096); more are
+	// closed on accept.
+	MaxConnections int
+	// IdleTimeout closes a connection that sends no request for this long
+	// (connections.max.idle.ms, default 10 minutes).
+	IdleTimeout time.Duration
+	// RequestLog receives one JSON line per request when set.
+	RequestLog io.Writer
+	// TLS serves TLS when set.
+	TLS *tls.Config
+	// NodeID is the broker id clients see (default 0).
+	NodeID int32
+	// AdvertisedHost/Port override the listener's address in Metadata and
+	// FindCoordinator answers.
+	AdvertisedHost string
+	AdvertisedPort int32
+	// Produce configures appenders (segment size, sync, clock).
+	Produce produce.Options
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// GroupInitialDelay is group.initial.rebalance.delay.ms (default 0 here:
+	// a lone member need not wait; a broker waits 3 s).
+	GroupInitialDelay time.Duration
+}
+
+// Server serves one log directory.
+type Server struct {
+	cfg       Config
+	topics    map[string]*topic
+	topicList []string
+	clusterID string
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every append
+	conns    map[net.Conn]struct{}
+	lns      []net.Listener
+	closing  bool
+	done     chan struct{}
+	wg       sync.WaitGroup
+	logMu    sync.Mutex
+	watcher  *fsnotify.Watcher
+	groups   *coordinator
+	pidMu    sync.Mutex
+	nextPID  int64
+	addrHost string
+	addrPort int32
+	dirLock  *os.File // the log dir's .lock, held while writable
+}
+
+// topic is a served topic: partitions 0..n-1.
+type topic struct {
+	name  string
+	id    [16]byte
+	parts []*part
+}
+
+// part is one served partition directory.
+type part struct {
+	topic string
+	index int32
+	dir   string
+
+	mu    sync.Mutex
+	log   *fetch.Log
+	dirty bool // something changed the directory: Refresh before reading
+	app   *produce.Appender
+	hw    int64 // the high watermark after our own appends, else -1
+	// appended is set once this server appended to the partition.
+	appended bool
+	// recent holds the last batches of idempotent producers, to answer a
+	// retried batch with its original offset (ProducerStateEntry's
+	// five-batch cache).
+	recent map[int64][]dupBatch
+}
+
+// dupBatch is an appended idempotent batch: its sequence range and offsets.
+type dupBatch struct {
+	epoch             int16
+	firstSeq, lastSeq int32
+	baseOffset, appTS int64
+}
+
+// New opens every partition directory under cfg.LogDir. A topic whose
+// partitions are not exactly 0..n-1 is refused with an error, as are
+// directories the fetch path cannot open.
+func New(cfg Config) (*Server, error) {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Produce.Now == nil {
+		cfg.Produce.Now = cfg.Now
+	}
+	if !cfg.Writable && cfg.StateDir == "" {
+		return nil, errors.New("serve: a read-only server needs a state directory for committed offsets")
+	}
+	s := &Server{cfg: cfg, topics: map[string]*topic{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{},
+		done: make(chan struct{}), nextPID: cfg.Now().UnixMilli() * 1000, clusterID: "klog"}
+	if cfg.Writable {
+		// The broker's rule: one writer per log dir, by its .lock file.
+		l, err := lockLogDir(cfg.LogDir)
+		if err != nil {
+			return nil, err
+		}
+		s.dirLock = l
+	}
+	fail := func(err error) (*Server, error) {
+		s.closeAppenders()
+		if s.dirLock != nil {
+			s.dirLock.Close()
+		}
+		return nil, err
+	}
+	if err := s.loadTopics(); err != nil {
+		return fail(err)
+	}
+	s.clusterID = readClusterID(cfg.LogDir)
+	g, err := newCoordinator(s)
+	if err != nil {
+		return fail(err)
+	}
+	s.groups = g
+	s.watch()
+	return s, nil
+}
+
+// internalTopic reports topics a server keeps for itself.
+func internalTopic(name string) bool {
+	return name == OffsetsTopic || name == "__transaction_state" || name == "__cluster_metadata"
+}
+
+func (s *Server) loadTopics() error {
+	ld, err := partition.OpenLogDir(s.cfg.LogDir)
+	if err != nil {
+		return errors.New("serve: " + err.Error())
+	}
+	byTopic := map[string][]string{}
+	for _, p := range ld.Partitions {
+		t, _, _ := partition.ParseDirName(filepath.Base(p))
+		if internalTopic(t) {
+			continue
+		}
+		byTopic[t] = append(byTopic[t], p)
+	}
+	for name, dirs := range byTopic {
+		t := &topic{name: name}
+		// A topic refused half-way closes its appenders here; New
+		// closes those of the topics already loaded.
+		fail := func(err error) error {
+			for _, p := range t.parts {
+				if p.app != nil {
+					p.app.Close()
+				}
+			}
+			return err
+		}
+		for i, d := range dirs {
+			_, n, _ := partition.ParseDirName(filepath.Base(d))
+			if n != int32(i) {
+				return fail(errors.New("serve: topic " + strconv.Quote(name) + " has partitions that are not 0.." +
+					strconv.Itoa(len(dirs)-1) + " (found " + filepath.Base(d) + " at position " + strconv.Itoa(i) +
+					"); Kafka clients require contiguous partitions: serve a log dir holding all of them"))
+			}
+			p, err := s.openPart(name, n, d)
+			if err != nil {
+				return fail(err)
+			}
+			t.parts = append(t.parts, p)
+			if t.id == ([16]byte{}) {
+				t.id = readTopicID(d)
+			}
+		}
+		s.topics[name] = t
+		s.topicList = append(s.topicList, name)
+	}
+	sort.Strings(s.topicList)
+	return nil
+}
+
+func (s *Server) openPart(name string, n int32, dir string) (*part, error) {
+	p := &part{topic: name, index: n, dir: dir, hw: -1}
+	if s.cfg.Writable {
+		if err := p.openAppender(s.cfg.Produce); err != nil {
+			return nil, err
+		}
+	}
+	l, err := fetch.Open(dir)
+	if err != nil {
+		if p.app != nil {
+			p.app.Close()
+		}
+		return nil, errors.New("serve: " + err.Error())
+	}
+	p.log = l
+	return p, nil
+}
+
+// openAppender opens the partition for writing; the high watermark of a
+// writable partition is its log end (the partition is its only replica).
+func (p *part) openAppender(opts produce.Options) error {
+	a, err := produce.Open(p.dir, opts)
+	if err != nil {
+		return errors.New("serve: " + p.dir + ": " + err.Error())
+	}
+	p.app = a
+	p.hw = a.LogEndOffset()
+	p.recent = map[int64][]dupBatch{}
+	return nil
+}
+
+// createTopic makes topic-0 for a Produce or Metadata auto-creation
+// (writable servers only).
+func (s *Server) createTopic(name string) (*topic, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.topics[name]; t != nil {
+		return t, nil
+	}
+	if !validTopicName(name) || internalTopic(name) {
+		return nil, errors.New("invalid topic name")
+	}
+	dir := filepath.Join(s.cfg.LogDir, name+"-0")
+	p := &part{topic: name, index: 0, dir: dir, hw: -1}
+	if err := p.openAppender(s.cfg.Produce); err != nil {
+		return nil, err
+	}
+	l, err := fetch.Open(dir)
+	if err != nil {
+		p.app.Close()
+		return nil, err
+	}
+	p.log = l
+	t := &topic{name: name, parts: []*part{p}}
+	topics := make(map[string]*topic, len(s.topics)+1)
+	for k, v := range s.topics {
+		topics[k] = v
+	}
+	topics[name] = t
+	list := append(append([]string(nil), s.topicList...), name)
+	sort.Strings(list)
+	s.topics, s.topicList = topics, list
+	if s.watcher != nil {
+		s.watcher.Add(dir)
+	}
+	return t, nil
+}
+
+// validTopicName is Kafka's Topic.validate: 1-249 of [a-zA-Z0-9._-], not
+// "." or "..".
+func validTopicName(n string) bool {
+	if n == "" || n == "." || n == ".." || len(n) > 249 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup finds a topic partition.
+func (s *Server) lookup(name string, n int32) *part {
+	s.mu.Lock()
+	t := s.topics[name]
+	s.mu.Unlock()
+	if t == nil || n < 0 || int(n) >= len(t.parts) {
+		return nil
+	}
+	return t.parts[n]
+}
+
+func (s *Server) topic(name string) *topic {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.topics[name]
+}
+
+func (s *Server) topicNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.topicList
+}
+
+// readTopicID reads partition.metadata's topic id (zero when absent).
+func readTopicID(dir string) [16]byte {
+	var id [16]byte
+	data, err := os.ReadFile(filepath.Join(dir, partition.PartitionMetadata))
+	if err != nil {
+		return id
+	}
+	m, err := format.ParsePartitionMetadata(data)
+	if err != nil {
+		return id
+	}
+	if b, err := decodeUUID(m.TopicID); err == nil {
+		id = b
+	}
+	return id
+}
+
+// readClusterID reads cluster.id from the log dir's meta.properties.
+func readClusterID(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
+	if err != nil {
+		return "klog"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "cluster.id="); ok && v != "" {
+			return v
+		}
+	}
+	return "klog"
+}
+
+// watch wakes long polls and refreshes partitions when another process
+// changes the log dir (a read-only server's only source of change). One
+// inotify instance covers every partition; without it, appends by this
+// server still wake long polls.
+func (s *Server) watch() {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return
+	}
+	if err := w.Add(s.cfg.LogDir); err != nil {
+		w.Close()
+		return
+	}
+	byDir := map[string]*part{}
+	for _, name := range s.topicList {
+		for _, p := range s.topics[name].parts {
+			if w.Add(p.dir) == nil {
+				byDir[filepath.Clean(p.dir)] = p
+			}
+		}
+	}
+	s.watcher = w
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				dir := filepath.Dir(ev.Name)
+				if p := byDir[dir]; p != nil {
+					p.mu.Lock()
+					p.dirty = true
+					p.mu.Unlock()
+				} else if filepath.Clean(dir) == filepath.Clean(s.cfg.LogDir) {
+					// A log-dir checkpoint (the high watermark) changed.
+					for _, p := range byDir {
+						p.mu.Lock()
+						p.dirty = true
+						p.mu.Unlock()
+					}
+				}
+				s.notify()
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// notify wakes every parked long poll.
+func (s *Server) notify() {
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// changes is the channel the next notify closes.
+func (s *Server) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// Serve accepts connections on ln until Shutdown or Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.lns = append(s.lns, ln)
+	if s.addrHost == "" {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			s.addrHost, s.addrPort = a.IP.String(), int32(a.Port)
+		}
+	}
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closing || len(s.conns) >= s.cfg.MaxConnections {
+			s.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(c)
+	}
+}
+
+// advertised is the host and port clients are told to connect to.
+func (s *Server) advertised() (string, int32) {
+	h, p := s.cfg.AdvertisedHost, s.cfg.AdvertisedPort
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h == "" {
+		h = s.addrHost
+	}
+	if p == 0 {
+		p = s.addrPort
+	}
+	return h, p
+}
+
+// Shutdown stops accepting, lets in-flight requests finish (long polls are
+// woken and answered), closes idle connections, and releases the
+// partitions. ctx bounds the wait; at its end connections are closed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	close(s.done)
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+	for c := range s.conns {
+		// Unblock reads of idle connections; a connection in a request
+		// sees the deadline only after writing its response.
+		c.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	s.notify()
+	if s.watcher != nil {
+		s.watcher.Close()
+	}
+	waited := make(chan struct{})
+	go func() { s.wg.Wait(); close(waited) }()
+	var err error
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		<-waited
+		err = ctx.Err()
+	}
+	if cerr := s.release(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Close shuts down at once.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := s.Shutdown(ctx)
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// release closes appenders (syncing them) and the offsets store, then
+// lets the log dir's .lock go.
+func (s *Server) release() error {
+	first := s.checkpointHW()
+	if err := s.closeAppenders(); err != nil && first == nil {
+		first = err
+	}
+	if err := s.groups.close(); err != nil && first == nil {
+		first = err
+	}
+	if s.dirLock != nil {
+		s.dirLock.Close()
+		s.dirLock = nil
+	}
+	return first
+}
+
+// checkpointHW records the high watermarks of the partitions this server
+// appended to in the log dir's replication-offset-checkpoint, as a broker's
+// checkpoint thread does, when the log dir has one: a later read-only serve
+// (or klog fetch) would otherwise stop at the old high watermark. The file
+// is replaced whole through a temporary file and a rename.
+func (s *Server) checkpointHW() error {
+	if !s.cfg.Writable {
+		return nil
+	}
+	path := filepath.Join(s.cfg.LogDir, partition.ReplicationCheckpoint)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil // none to keep current
+	}
+	entries, err := format.ParseOffsetCheckpoint(data)
+	if err != nil {
+		return errors.New("serve: " + path + ": " + err.Error() + " (not updated)")
+	}
+	changed := false
+	s.mu.Lock()
+	topics := s.topics
+	s.mu.Unlock()
+	for _, t := range topics {
+		for _, p := range t.parts {
+			p.mu.Lock()
+			hw, appended := p.hw, p.appended
+			p.mu.Unlock()
+			if !appended {
+				continue
+			}
+			found := false
+			for i := range entries {
+				if entries[i].Topic == p.topic && entries[i].Partition == p.index {
+					entries[i].Offset, found = hw, true
+				}
+			}
+			if !found {
+				entries = append(entries, format.OffsetEntry{Topic: p.topic, Partition: p.index, Offset: hw})
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(format.AppendOffsetCheckpoint(nil, entries))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// LockFile is the log dir lock a broker holds (LogManager.LockFileName).
+const LockFile = ".lock"
+
+// closeAppenders closes (and syncs) every partition's appender.
+func (s *Server) closeAppenders() error {
+	var first error
+	s.mu.Lock()
+	topics := s.topics
+	s.mu.Unlock()
+	for _, t := range topics {
+		for _, p := range t.parts {
+			p.mu.Lock()
+			if p.app != nil {
+				if err := p.app.Close(); err != nil && first == nil {
+					first = err
+				}
+				p.app = nil
+			}
+			p.mu.Unlock()
+		}
+	}
+	return first
+}
+
+// allocPID hands out producer ids: the server's start time in ms × 1000
+// plus a counter, so a restarted server does not reuse ids it gave before.
+func (s *Server) allocPID() int64 {
+	s.pidMu.Lock()
+	defer s.pidMu.Unlock()
+	s.nextPID++
+	return s.nextPID
+}
