@@ -138,6 +138,16 @@ func (s *Scanner) SetPos(pos int64) {
 	s.tail = Tail{}
 }
 
+// UseWindow serves reads of the input bytes [pos, pos+len(data)) from data
+// itself, without copying: data is that part of the input already in
+// memory (a memory-mapped stretch of the file, say). Reads outside it go to
+// the ReaderAt as before, and the next such read replaces the window. The
+// caller keeps data valid until it calls UseWindow again (nil drops it);
+// a Batch returned meanwhile may point into it.
+func (s *Scanner) UseWindow(data []byte, pos int64) {
+	s.win, s.winPos = data, pos
+}
+
 // Pos is the position of the next entry: after the scan ended, where the
 // valid data ends.
 func (s *Scanner) Pos() int64 { return s.pos }
