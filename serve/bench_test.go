@@ -2,6 +2,9 @@ package serve
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -213,7 +216,9 @@ func BenchmarkDrain(b *testing.B) {
 // BenchmarkDrainAlternating drains the same partition in process, through
 // klog serve and from kfake in turn, b.N rounds, and reports each one's
 // median MB/s and the ratios of the medians: alternating keeps the
-// machine's changing load from favouring whichever ran first.
+// machine's changing load from favouring whichever ran first. The fourth
+// drain, "wire", is the transport alone (wireBaseline): what the round
+// trips of this consumer cost with an infinitely fast server.
 func BenchmarkDrainAlternating(b *testing.B) {
 	dir, n, size := benchLogDir(b)
 	_, serveAddr := startServer(b, Config{LogDir: dir})
@@ -239,6 +244,7 @@ func BenchmarkDrainAlternating(b *testing.B) {
 			got += int64(len(recs))
 		}
 	}
+	wire := startWireBaseline(b, dir)
 	rates := map[string][]float64{}
 	run := func(name string, f func()) {
 		start := time.Now()
@@ -250,6 +256,7 @@ func BenchmarkDrainAlternating(b *testing.B) {
 		run("fetch", inProcess)
 		run("serve", func() { drainKgo(b, serveAddr, n) })
 		run("kfake", func() { drainKgo(b, kfakeAddr, n) })
+		run("wire", func() { wire.drain(b, size) })
 	}
 	b.StopTimer()
 	med := func(xs []float64) float64 {
@@ -257,11 +264,108 @@ func BenchmarkDrainAlternating(b *testing.B) {
 		sort.Float64s(ys)
 		return ys[len(ys)/2]
 	}
-	for _, k := range []string{"fetch", "serve", "kfake"} {
+	for _, k := range []string{"fetch", "serve", "kfake", "wire"} {
 		b.ReportMetric(med(rates[k]), k+"-MB/s")
 	}
 	b.ReportMetric(med(rates["serve"])/med(rates["fetch"]), "serve/fetch")
 	b.ReportMetric(med(rates["serve"])/med(rates["kfake"]), "serve/kfake")
+	b.ReportMetric(med(rates["wire"])/med(rates["kfake"]), "wire/kfake")
+}
+
+// wireBaseline is the transport alone, the ceiling of any server for this
+// consumer: the same 1 MiB request/response round trips over loopback TCP,
+// each response a size prefix and then the next partition-max-bytes of the
+// segment by sendfile, read by the client into a fresh buffer as kgo reads
+// a response, with no protocol, no lookup and no decoding.
+type wireBaseline struct {
+	addr string
+}
+
+func startWireBaseline(b *testing.B, dir string) *wireBaseline {
+	segs, err := filepath.Glob(filepath.Join(dir, "bench-0", "*.log"))
+	if err != nil || len(segs) == 0 {
+		b.Fatal("no segments", err)
+	}
+	sort.Strings(segs)
+	// starts[i] is the partition byte position where segs[i] begins.
+	starts := make([]int64, len(segs)+1)
+	for i, p := range segs {
+		st, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		starts[i+1] = starts[i] + st.Size()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	serve := func(c net.Conn) {
+		defer c.Close()
+		var req [16]byte
+		for {
+			if _, err := io.ReadFull(c, req[:]); err != nil {
+				return
+			}
+			pos, n := int64(binary.BigEndian.Uint64(req[:])), int64(binary.BigEndian.Uint64(req[8:]))
+			i := sort.Search(len(segs), func(i int) bool { return starts[i+1] > pos })
+			if i == len(segs) {
+				return
+			}
+			n = min(n, starts[i+1]-pos)
+			f, err := os.Open(segs[i])
+			if err != nil {
+				return
+			}
+			var hdr [4]byte
+			binary.BigEndian.PutUint32(hdr[:], uint32(n))
+			_, err1 := f.Seek(pos-starts[i], io.SeekStart)
+			_, err2 := c.Write(hdr[:])
+			_, err3 := c.(*net.TCPConn).ReadFrom(&io.LimitedReader{R: f, N: n})
+			f.Close()
+			if err1 != nil || err2 != nil || err3 != nil {
+				return
+			}
+		}
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return &wireBaseline{addr: ln.Addr().String()}
+}
+
+// drain asks for [0, size) in partition-max-bytes responses, one at a time.
+func (w *wireBaseline) drain(b *testing.B, size int64) {
+	c, err := net.Dial("tcp", w.addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	part := int64(benchPartitionBytes())
+	var req [16]byte
+	var hdr [4]byte
+	for pos := int64(0); pos < size; {
+		binary.BigEndian.PutUint64(req[:], uint64(pos))
+		binary.BigEndian.PutUint64(req[8:], uint64(part))
+		if _, err := c.Write(req[:]); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+		if _, err := io.ReadFull(c, buf); err != nil {
+			b.Fatal(err)
+		}
+		pos += int64(len(buf))
+	}
 }
 
 // loadKfake produces the partition's records into kfake, batch by batch as
