@@ -8,6 +8,7 @@
 package dump
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internaltopic"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Options selects what a dump prints; the fields mirror kafka-dump-log's
@@ -135,6 +138,13 @@ func (e *FatalError) Unwrap() error { return e.Err }
 // stderr. The error is nil, an *IOError, or a *FatalError; findings are
 // counted in Result.
 func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
+	return RunContext(context.Background(), paths, opts, stdout, stderr)
+}
+
+// RunContext is Run that stops when ctx ends (checked between files and
+// every 256 batches), returning ctx's error after flushing what was
+// written.
+func RunContext(ctx context.Context, paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
 	if opts.Decoder != DecoderNone {
 		opts.PrintData = true
 	}
@@ -144,7 +154,7 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 	if opts.Cwd == "" {
 		opts.Cwd, _ = os.Getwd()
 	}
-	d := &dumper{opts: opts, errw: stderr}
+	d := &dumper{ctx: ctx, opts: opts, errw: stderr}
 	if opts.JSON {
 		d.r = newJSONRenderer(stdout, opts)
 	} else {
@@ -154,8 +164,11 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 	var res Result
 	var err error
 	for _, p := range paths {
+		if err = ctx.Err(); err != nil {
+			break
+		}
 		if err = d.dumpFile(p); err != nil {
-			if opts.JSON && !isIOError(err) {
+			if opts.JSON && !isIOError(err) && ctx.Err() == nil {
 				// JSON reports the problem and goes on with the next file.
 				d.findings++
 				err = nil
@@ -181,6 +194,7 @@ func isIOError(err error) bool {
 }
 
 type dumper struct {
+	ctx      context.Context
 	opts     Options
 	r        renderer
 	errw     io.Writer
@@ -196,7 +210,7 @@ type dumper struct {
 	idxMis      map[string][][2]int64
 	tix         timeIndexErrors
 	// dec is the --offsets-decoder etc. decoder (decoder.go); nil without one.
-	dec *recordDecoder
+	dec *internaltopic.Decoder
 }
 
 // javaPath normalises a path as java.io.File does on Unix: repeated slashes
@@ -335,8 +349,8 @@ func (d *dumper) dumpLog(p, name string) error {
 	d.rr.Decompressor.MaxBytes = d.opts.MaxDecompressedBytes
 	var src io.ReaderAt = f
 	if d.opts.OnBytes != nil {
-		pr := &progressReaderAt{r: f, onBytes: d.opts.OnBytes}
-		defer pr.done(fileSize)
+		pr := NewProgressReaderAt(f, d.opts.OnBytes)
+		defer pr.Done(fileSize)
 		src = pr
 	}
 	sc := format.NewScanner(src, size, format.ScanOptions{MaxBatchBytes: d.opts.MaxBatchBytes})
@@ -351,6 +365,11 @@ func (d *dumper) dumpLog(p, name string) error {
 	prev := int64(-1)
 	var batches, records int64
 	for {
+		if batches&255 == 255 {
+			if err := d.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		b, err := sc.Next()
 		if err == io.EOF {
 			break
@@ -361,9 +380,9 @@ func (d *dumper) dumpLog(p, name string) error {
 				return &IOError{Path: p, Err: err}
 			}
 			d.findings++
-			prob := problemFromError(pe, kindForScanError(pe))
+			prob := problemFromError(pe, verify.Classify(pe, verify.StageEntry))
 			if t := sc.Tail(); t.Kind == format.TailZeros {
-				prob.Kind, prob.Bytes, prob.HasBytes = "trailing-bytes", t.Bytes, true
+				prob.Kind, prob.Bytes = verify.KindTrailingBytes, i64(t.Bytes)
 				prob.Message = strconv.FormatInt(t.Bytes, 10) + " zero bytes after the last batch (a preallocated or unclean segment): " + pe.Error()
 			}
 			d.r.problem(prob)
@@ -394,7 +413,7 @@ func (d *dumper) dumpLog(p, name string) error {
 			pe := &format.PosError{Kind: format.ErrUnsupported, Pos: b.Pos, Offset: b.BaseOffset, Field: "attributes",
 				Msg: "Unknown compression type id: " + strconv.Itoa(int(b.Compression()))}
 			d.r.batchPrefixOnly(b)
-			d.r.problem(problemFromError(pe, "unsupported-codec"))
+			d.r.problem(problemFromError(pe, verify.KindUnsupportedCodec))
 			if !d.opts.JSON {
 				return &FatalError{Path: p, Err: pe}
 			}
@@ -404,13 +423,13 @@ func (d *dumper) dumpLog(p, name string) error {
 		d.r.batch(b)
 		if !valid {
 			d.findings++
-			d.r.problem(Problem{Kind: "crc-mismatch", Position: b.Pos, Offset: b.BaseOffset,
-				Stored: int64(b.CRC), Computed: int64(b.ComputedCRC()), HasCRC: true,
+			d.r.problem(Problem{Kind: verify.KindCRCMismatch, Position: b.Pos, Offset: b.BaseOffset,
+				Stored: u32(b.CRC), Computed: u32(b.ComputedCRC()),
 				Message: "stored crc " + format.CRC(b.CRC).String() + " != computed " + format.CRC(b.ComputedCRC()).String()})
 		}
 		if b.Magic > format.MagicV2 || b.Magic < 0 {
 			d.findings++
-			d.r.problem(Problem{Kind: "bad-magic", Position: b.Pos, Offset: b.BaseOffset,
+			d.r.problem(Problem{Kind: verify.KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
 				Message: "unknown magic " + strconv.Itoa(int(b.Magic)) + " read as v2, as Kafka does"})
 		}
 		if !d.opts.Deep {
@@ -444,10 +463,10 @@ func (d *dumper) dumpLog(p, name string) error {
 			if ferr := d.r.record(b, r); ferr != nil {
 				d.findings++
 				pe := &format.PosError{Kind: format.ErrCorrupt, Pos: b.Pos, Offset: r.Offset, Field: "control", Msg: ferr.Error()}
-				kind := "control-decode"
+				kind := verify.KindControlDecode
 				if d.dec != nil && !b.IsControl() {
 					// A coordinator decoder met a keyless record: Kafka dies.
-					pe.Field, pe.Msg, kind = "key", missingKeyMessage(r.Offset), "record-decode"
+					pe.Field, pe.Msg, kind = "key", internaltopic.MissingKeyMessage(r.Offset), verify.KindRecordDecode
 				}
 				d.r.problem(problemFromError(pe, kind))
 				if !d.opts.JSON {
@@ -460,7 +479,7 @@ func (d *dumper) dumpLog(p, name string) error {
 	t := sc.Tail()
 	if t.Bytes > 0 && d.opts.MaxBytes < 0 {
 		d.findings++
-		d.r.trailing(name, t)
+		d.r.trailing(name, t, verify.TailProblem(f, t))
 	}
 	d.r.fileEnd(p, batches, records, t)
 	return nil
@@ -494,18 +513,7 @@ func (d *dumper) recordProblem(p string, err error) error {
 	if !errors.As(err, &pe) {
 		pe = &format.PosError{Kind: format.ErrCorrupt, Offset: -1, Msg: err.Error()}
 	}
-	kind := "record-decode"
-	switch {
-	case pe.Field == "recordCount":
-		kind = "record-count"
-	case pe.Field == "batchLength":
-		kind = "record-count"
-	case errors.Is(pe, format.ErrUnsupported):
-		kind = "unsupported-codec"
-	case pe.Field == "records" || pe.Field == "value":
-		kind = "decompress"
-	}
-	d.r.problem(problemFromError(pe, kind))
+	d.r.problem(problemFromError(pe, verify.Classify(pe, verify.StageRecords)))
 	if !d.opts.JSON {
 		return &FatalError{Path: p, Err: err}
 	}
@@ -602,32 +610,13 @@ func parseSnapshotName(name string) (int64, int32, bool) {
 	return end, int32(epoch), true
 }
 
-func kindForScanError(pe *format.PosError) string {
-	switch {
-	case errors.Is(pe, format.ErrUnsupported) && pe.Field == "magic":
-		return "bad-magic"
-	case errors.Is(pe, format.ErrTooLarge):
-		return "too-large"
-	case pe.Field == "size" || pe.Field == "batchLength":
-		return "bad-length"
-	}
-	return "corrupt"
-}
+// Problem is one finding, as rendered in JSON ("type":"problem"): verify's.
+type Problem = verify.Problem
 
-// Problem is one finding, as rendered in JSON ("type":"problem") and by
-// klog verify. Kind names are a public interface.
-type Problem struct {
-	Kind     string
-	Position int64
-	Offset   int64
-	Message  string
-	Stored   int64
-	Computed int64
-	HasCRC   bool
-	Bytes    int64
-	HasBytes bool
-}
-
-func problemFromError(pe *format.PosError, kind string) Problem {
+// problemFromError is the finding for pe, of the given kind.
+func problemFromError(pe *format.PosError, kind verify.Kind) Problem {
 	return Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()}
 }
+
+func u32(v uint32) *uint32 { return &v }
+func i64(v int64) *int64   { return &v }

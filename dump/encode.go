@@ -4,50 +4,29 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"strconv"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 )
 
 // Encoding is how key and value bytes are rendered (--key-encoding,
-// --value-encoding).
-type Encoding int8
+// --value-encoding): ndjson's, so every command shares the names. In text
+// output EncodingText is Kafka's StringDecoder (Java's UTF-8 decoding with
+// U+FFFD for malformed bytes) and EncodingRedacted prints only the size and
+// a SHA-256 prefix.
+type Encoding = ndjson.Encoding
 
-// Encodings. EncodingText is Kafka's StringDecoder (Java's UTF-8 decoding
-// with U+FFFD for malformed bytes); EncodingRedacted prints only the size
-// and a SHA-256 prefix, for sharing dumps.
+// Encodings.
 const (
-	EncodingText Encoding = iota
-	EncodingHex
-	EncodingBase64
-	EncodingRedacted
+	EncodingText     = ndjson.EncodingText
+	EncodingHex      = ndjson.EncodingHex
+	EncodingBase64   = ndjson.EncodingBase64
+	EncodingRedacted = ndjson.EncodingRedacted
 )
 
 // ParseEncoding reads text, hex, base64 or redacted.
-func ParseEncoding(s string) (Encoding, error) {
-	switch s {
-	case "", "text":
-		return EncodingText, nil
-	case "hex":
-		return EncodingHex, nil
-	case "base64":
-		return EncodingBase64, nil
-	case "redacted":
-		return EncodingRedacted, nil
-	}
-	return 0, errors.New("unknown encoding " + strconv.Quote(s) + " (text, hex, base64 or redacted)")
-}
-
-func (e Encoding) String() string {
-	switch e {
-	case EncodingHex:
-		return "hex"
-	case EncodingBase64:
-		return "base64"
-	case EncodingRedacted:
-		return "redacted"
-	}
-	return "text"
-}
+func ParseEncoding(s string) (Encoding, error) { return ndjson.ParseEncoding(s) }
 
 // appendEncoded renders b for the text output.
 func appendEncoded(l []byte, b []byte, e Encoding) []byte {
@@ -59,7 +38,7 @@ func appendEncoded(l []byte, b []byte, e Encoding) []byte {
 	case EncodingRedacted:
 		return appendRedacted(l, b)
 	}
-	return AppendJavaUTF8(l, b)
+	return format.AppendJavaUTF8(l, b)
 }
 
 // appendRedacted writes "<redacted N bytes sha256:XXXXXXXXXXXXXXXX>".
@@ -71,3 +50,8 @@ func appendRedacted(l, b []byte) []byte {
 	l = hex.AppendEncode(l, sum[:8])
 	return append(l, '>')
 }
+
+// AppendJavaUTF8 appends b decoded as Java's new String(b, UTF_8) and
+// encoded back to UTF-8: format.AppendJavaUTF8, kept here for callers of
+// the renderer.
+func AppendJavaUTF8(dst, b []byte) []byte { return format.AppendJavaUTF8(dst, b) }

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/verify"
 )
 
 // DefaultMaxMessageSize is kafka-dump-log's --max-message-size default: how
@@ -37,7 +39,7 @@ func (d *dumper) openLog(p, name string) (*os.File, int64, string, error) {
 	logPath := filepath.Join(filepath.Dir(p), prefix+".log")
 	f, err := os.Open(d.openPath(logPath))
 	if err != nil {
-		return nil, 0, logPath, &FatalError{Path: p, Err: errors.New("cannot open the log segment beside it: " + err.Error())}
+		return nil, 0, logPath, &FatalError{Path: p, Err: fmt.Errorf("cannot open the log segment beside it: %w", err)}
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -72,7 +74,7 @@ func (d *dumper) dumpIndex(p, name string) error {
 	if d.opts.IndexSanityOnly {
 		if err := idx.SanityCheck(abs); err != nil {
 			d.findings++
-			d.r.problem(problemFromError(asPosError(err), "index-sanity"))
+			d.r.problem(problemFromError(asPosError(err), verify.KindIndexSanity))
 			return d.fatalOrNil(p, err)
 		}
 		d.r.sanityPassed(p)
@@ -94,7 +96,7 @@ func (d *dumper) dumpIndex(p, name string) error {
 			d.findings++
 			pe := &format.PosError{Kind: format.ErrCorrupt, Pos: entryPos, Offset: e.Offset, Field: "position",
 				Msg: "index entry points at position " + strconv.FormatInt(e.Pos, 10) + ", outside the log of " + strconv.FormatInt(logSize, 10) + " bytes"}
-			d.r.problem(problemFromError(pe, "index-mismatch"))
+			d.r.problem(problemFromError(pe, verify.KindIndexMismatch))
 			if err := d.fatalOrNil(p, pe); err != nil {
 				return err
 			}
@@ -111,7 +113,7 @@ func (d *dumper) dumpIndex(p, name string) error {
 				msg += ": " + err.Error()
 			}
 			pe := &format.PosError{Kind: format.ErrCorrupt, Pos: entryPos, Offset: e.Offset, Field: "position", Msg: msg}
-			d.r.problem(problemFromError(pe, "index-mismatch"))
+			d.r.problem(problemFromError(pe, verify.KindIndexMismatch))
 			if err := d.fatalOrNil(p, pe); err != nil {
 				return err
 			}
@@ -120,7 +122,7 @@ func (d *dumper) dumpIndex(p, name string) error {
 		if last := b.LastOffset(); last != e.Offset {
 			d.findings++
 			d.noteIndexMismatch(abs, e.Offset, last)
-			d.r.problem(Problem{Kind: "index-mismatch", Position: entryPos, Offset: e.Offset,
+			d.r.problem(Problem{Kind: verify.KindIndexMismatch, Position: entryPos, Offset: e.Offset,
 				Message: "index offset " + strconv.FormatInt(e.Offset, 10) + " points at position " +
 					strconv.FormatInt(e.Pos, 10) + " whose batch ends at offset " + strconv.FormatInt(last, 10)})
 		}
@@ -187,7 +189,7 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 	prefix := strings.SplitN(name, ".", 2)[0]
 	idxData, err := os.ReadFile(d.openPath(filepath.Join(filepath.Dir(p), prefix+".index")))
 	if err != nil {
-		return &FatalError{Path: p, Err: errors.New("cannot open the offset index beside it: " + err.Error())}
+		return &FatalError{Path: p, Err: fmt.Errorf("cannot open the offset index beside it: %w", err)}
 	}
 	data, err := d.readWhole(p)
 	if err != nil {
@@ -200,7 +202,7 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 	if d.opts.IndexSanityOnly {
 		if err := tix.SanityCheck(abs); err != nil {
 			d.findings++
-			d.r.problem(problemFromError(asPosError(err), "timeindex-sanity"))
+			d.r.problem(problemFromError(asPosError(err), verify.KindTimeIndexSanity))
 			return d.fatalOrNil(p, err)
 		}
 		d.r.sanityPassed(p)
@@ -227,7 +229,7 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 			d.findings++
 			pe := &format.PosError{Kind: format.ErrCorrupt, Pos: entryPos, Offset: e.Offset, Field: "position",
 				Msg: "offset index position " + strconv.FormatInt(start, 10) + " is outside the log"}
-			d.r.problem(problemFromError(pe, "timeindex-mismatch"))
+			d.r.problem(problemFromError(pe, verify.KindTimeIndexMismatch))
 			if err := d.fatalOrNil(p, pe); err != nil {
 				return err
 			}
@@ -235,7 +237,7 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 		}
 		if fatalErr != nil && start <= fatalPos {
 			d.findings++
-			d.r.problem(problemFromError(asPosError(fatalErr), "bad-length"))
+			d.r.problem(problemFromError(asPosError(fatalErr), verify.KindBadLength))
 			if err := d.fatalOrNil(p, fatalErr); err != nil {
 				return err
 			}
@@ -257,19 +259,19 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 		case match == nil:
 			d.findings++
 			addPair(&d.tix.notFound, &d.tix.notFoundKeys, abs, e.Offset, -1)
-			d.r.problem(Problem{Kind: "timeindex-mismatch", Position: entryPos, Offset: e.Offset,
+			d.r.problem(Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
 				Message: "indexed offset " + strconv.FormatInt(e.Offset, 10) + " is not in the log"})
 		case match.LastOffset() != e.Offset:
 			d.findings++
 			addPair(&d.tix.notFound, &d.tix.notFoundKeys, abs, e.Offset, match.LastOffset())
-			d.r.problem(Problem{Kind: "timeindex-mismatch", Position: entryPos, Offset: e.Offset,
+			d.r.problem(Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
 				Message: "indexed offset " + strconv.FormatInt(e.Offset, 10) + " is not the last offset of a batch (found " +
 					strconv.FormatInt(match.LastOffset(), 10) + ")"})
 		default:
 			maxTS, err := d.maxRecordTimestamp(match)
 			if err != nil {
 				d.findings++
-				d.r.problem(problemFromError(asPosError(err), "record-decode"))
+				d.r.problem(problemFromError(asPosError(err), verify.KindRecordDecode))
 				if err := d.fatalOrNil(p, err); err != nil {
 					return err
 				}
@@ -278,13 +280,13 @@ func (d *dumper) dumpTimeIndex(p, name string) error {
 			if maxTS != e.Timestamp {
 				d.findings++
 				addPair(&d.tix.mismatch, &d.tix.mismatchKeys, abs, e.Timestamp, maxTS)
-				d.r.problem(Problem{Kind: "timeindex-mismatch", Position: entryPos, Offset: e.Offset,
+				d.r.problem(Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
 					Message: "index timestamp " + strconv.FormatInt(e.Timestamp, 10) + " but the batch's largest record timestamp is " + strconv.FormatInt(maxTS, 10)})
 			}
 			if prev >= e.Timestamp {
 				d.findings++
 				addPair(&d.tix.outOfOrder, &d.tix.outOfOrderKeys, abs, e.Timestamp, prev)
-				d.r.problem(Problem{Kind: "timeindex-order", Position: entryPos, Offset: e.Offset,
+				d.r.problem(Problem{Kind: verify.KindTimeIndexOrder, Position: entryPos, Offset: e.Offset,
 					Message: "index timestamp " + strconv.FormatInt(e.Timestamp, 10) + " is not above the previous entry's " + strconv.FormatInt(prev, 10)})
 			}
 		}
@@ -338,9 +340,9 @@ func (d *dumper) dumpSnapshot(p string) error {
 	entries, err := format.ParseProducerSnapshot(data)
 	if err != nil {
 		d.findings++
-		kind := "snapshot-crc"
+		kind := verify.KindSnapshotCRC
 		if !errors.Is(err, format.ErrChecksum) {
-			kind = "snapshot-invalid"
+			kind = verify.KindSnapshotInvalid
 		}
 		d.r.problem(Problem{Kind: kind, Position: 0, Offset: -1, Message: err.Error()})
 		d.r.flush()
@@ -369,7 +371,7 @@ func (d *dumper) dumpTxnIndex(p string) error {
 			d.findings++
 			pe := &format.PosError{Kind: format.ErrUnsupported, Pos: int64(i * format.AbortedTxnEntrySize), Offset: t.LastOffset, Field: "version",
 				Msg: "Unexpected aborted transaction version " + strconv.Itoa(int(t.Version)) + " in transaction index " + d.absPath(p) + ", current version is 0"}
-			d.r.problem(problemFromError(pe, "txnindex-invalid"))
+			d.r.problem(problemFromError(pe, verify.KindTxnIndexInvalid))
 			if err := d.fatalOrNil(p, pe); err != nil {
 				return err
 			}
@@ -379,7 +381,7 @@ func (d *dumper) dumpTxnIndex(p string) error {
 	}
 	if rest := len(data) % format.AbortedTxnEntrySize; rest != 0 && d.opts.JSON {
 		d.findings++
-		d.r.problem(Problem{Kind: "trailing-bytes", Position: int64(len(data) - rest), Offset: -1, Bytes: int64(rest), HasBytes: true,
+		d.r.problem(Problem{Kind: verify.KindTrailingBytes, Position: int64(len(data) - rest), Offset: -1, Bytes: i64(int64(rest)),
 			Message: strconv.Itoa(rest) + " bytes after the last complete 34-byte entry"})
 	}
 	return nil

@@ -3,12 +3,19 @@ package dump
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/jsoncontract"
 )
 
 func runJSON(t *testing.T, dir string, opts Options, files ...string) ([]map[string]any, Result, error) {
@@ -28,8 +35,8 @@ func runJSON(t *testing.T, dir string, opts Options, files ...string) ([]map[str
 		if jerr := json.Unmarshal(sc.Bytes(), &m); jerr != nil {
 			t.Fatalf("line is not JSON: %v\n%s", jerr, sc.Text())
 		}
-		if _, ok := m["type"]; !ok {
-			t.Fatalf("line without type: %s", sc.Text())
+		if err := jsoncontract.Line(sc.Bytes()); err != nil {
+			t.Fatal(err)
 		}
 		objs = append(objs, m)
 	}
@@ -82,7 +89,7 @@ func TestJSONTransactions(t *testing.T) {
 	}
 	txn := 0
 	for _, b := range batches {
-		for _, f := range []string{"baseOffset", "lastOffset", "count", "magic", "crc", "isValid", "size", "position",
+		for _, f := range []string{"baseOffset", "lastOffset", "recordCount", "magic", "crc", "isValid", "sizeBytes", "position",
 			"compression", "timestampType", "maxTimestamp", "producerId", "producerEpoch", "baseSequence",
 			"lastSequence", "partitionLeaderEpoch", "isTransactional", "isControl", "deleteHorizonMs"} {
 			if _, ok := b[f]; !ok {
@@ -241,4 +248,110 @@ func TestDumpNeverChangesIndexes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "index-no-log", "00000000000000000000.index")); err == nil {
 		t.Error("dump created a missing index")
 	}
+}
+
+// TestJSONSchemaEveryFixture dumps every fixture file (segments, indexes,
+// snapshots, transaction indexes, KRaft checkpoints, partition files) as
+// JSON, with data and with Kafka's decoders where they apply, and
+// validates every line against the schema.
+func TestJSONSchemaEveryFixture(t *testing.T) {
+	t.Parallel()
+	root := segmentsDir(t)
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, de os.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		name := de.Name()
+		if !hasAnySuffix(name, dumpedSuffixes) && name != "leader-epoch-checkpoint" && name != "partition.metadata" &&
+			!strings.HasSuffix(name, "-offset-checkpoint") {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		for _, opts := range []Options{{PrintData: true, Deep: true, Decoder: fixtureDecoder(dir, name)}, {IndexSanityOnly: true}} {
+			opts.JSON, opts.Cwd, opts.MaxBytes = true, dir, -1
+			var out, errw bytes.Buffer
+			Run([]string{name}, opts, &out, &errw)
+			sc := bufio.NewScanner(&out)
+			sc.Buffer(nil, 1<<24)
+			for sc.Scan() {
+				if err := jsoncontract.Line(sc.Bytes()); err != nil {
+					t.Errorf("%s: %v", path, err)
+					return nil
+				}
+				var o struct{ Type string }
+				json.Unmarshal(sc.Bytes(), &o)
+				seen[o.Type] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No fixture has an offset checkpoint: write one.
+	tmp := t.TempDir()
+	cp := format.AppendOffsetCheckpoint(nil, []format.OffsetEntry{{Topic: "t\x00\xff", Partition: 3, Offset: 9}})
+	if err := os.WriteFile(filepath.Join(tmp, "replication-offset-checkpoint"), cp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs, _, err := runJSON(t, tmp, Options{}, "replication-offset-checkpoint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		seen[o["type"].(string)] = true
+	}
+	for _, typ := range []string{"file", "batch", "record", "problem", "summary", "sanity", "indexEntry", "timeIndexEntry",
+		"producer", "abortedTxn", "epoch", "checkpointEntry"} {
+		if !seen[typ] {
+			t.Errorf("no %q object in the fixtures' JSON", typ)
+		}
+	}
+}
+
+// TestRunContext: a dump stops when its context ends, with the context's
+// error, before the next file and inside a large one.
+func TestRunContext(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var c format.Compressor
+	var seg []byte
+	for i := int64(0); i < 5000; i++ {
+		h := format.Batch{BaseOffset: i, Magic: format.MagicV2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+		recs := []format.Record{{Offset: i, Value: []byte("v")}}
+		format.PrepareBatch(&h, recs)
+		seg, _ = c.AppendBatch(seg, &h, recs)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	res, err := RunContext(ctx, []string{"00000000000000000000.log"}, Options{JSON: true, MaxBytes: -1, Cwd: dir}, &out, io.Discard)
+	if !errors.Is(err, context.Canceled) || res.Files != 0 || out.Len() != 0 {
+		t.Fatalf("canceled before: %v, %d files, %d bytes out", err, res.Files, out.Len())
+	}
+	// Cancelled while the file is read: stops within 256 batches.
+	ctx, cancel = context.WithCancel(context.Background())
+	w := &cancelOnWrite{cancel: cancel}
+	_, err = RunContext(ctx, []string{"00000000000000000000.log"}, Options{JSON: true, MaxBytes: -1, Cwd: dir}, w, io.Discard)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled during: %v", err)
+	}
+	if n := bytes.Count(w.buf.Bytes(), []byte(`"type":"batch"`)); n >= 5000 {
+		t.Errorf("all %d batches written after the cancel", n)
+	}
+}
+
+// cancelOnWrite cancels on the renderer's first (buffered) write.
+type cancelOnWrite struct {
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	w.cancel()
+	return w.buf.Write(p)
 }

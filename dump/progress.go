@@ -2,9 +2,10 @@ package dump
 
 import "io"
 
-// progressReaderAt reports the bytes read through it to onBytes, in steps
-// of at least progressStep so that a bar is not updated per batch.
-type progressReaderAt struct {
+// ProgressReaderAt reports the bytes read through it to onBytes, in steps
+// of at least progressStep so that a bar is not updated per batch. Done
+// reports the rest of the file. dump and inspect read through it.
+type ProgressReaderAt struct {
 	r       io.ReaderAt
 	onBytes func(n int64)
 	pending int64
@@ -13,7 +14,7 @@ type progressReaderAt struct {
 
 const progressStep = 1 << 20
 
-func (p *progressReaderAt) ReadAt(b []byte, off int64) (int, error) {
+func (p *ProgressReaderAt) ReadAt(b []byte, off int64) (int, error) {
 	n, err := p.r.ReadAt(b, off)
 	p.pending += int64(n)
 	if p.pending >= progressStep {
@@ -22,7 +23,7 @@ func (p *progressReaderAt) ReadAt(b []byte, off int64) (int, error) {
 	return n, err
 }
 
-func (p *progressReaderAt) flush() {
+func (p *ProgressReaderAt) flush() {
 	if p.pending > 0 {
 		p.told += p.pending
 		p.onBytes(p.pending)
@@ -30,9 +31,14 @@ func (p *progressReaderAt) flush() {
 	}
 }
 
-// done reports the rest of a file of size bytes: what was read and not yet
+// NewProgressReaderAt reads r, telling onBytes.
+func NewProgressReaderAt(r io.ReaderAt, onBytes func(n int64)) *ProgressReaderAt {
+	return &ProgressReaderAt{r: r, onBytes: onBytes}
+}
+
+// Done reports the rest of a file of size bytes: what was read and not yet
 // told, and what the reader did not need to read.
-func (p *progressReaderAt) done(size int64) {
+func (p *ProgressReaderAt) Done(size int64) {
 	p.flush()
 	if rest := size - p.told; rest > 0 {
 		p.onBytes(rest)

@@ -13,7 +13,7 @@ type renderer interface {
 	// record returns the error of a control record Kafka cannot decode.
 	record(b *format.Batch, r *format.Record) error
 	problem(p Problem)
-	trailing(name string, t format.Tail)
+	trailing(name string, t format.Tail, p Problem)
 	fileEnd(path string, batches, records int64, t format.Tail)
 	flush() error
 

@@ -169,8 +169,10 @@ func cutCell(c string, w int) string {
 	return strings.Join(lines, "\n")
 }
 
-// viewBytes is an exact byte count with its human form beside it:
+// ViewBytes is an exact byte count with its human form beside it:
 // "1234567 (1.2 MiB)"; below 1 KiB just the number.
+func ViewBytes(n int64) string { return viewBytes(n) }
+
 func viewBytes(n int64) string {
 	const unit = 1024
 	if n < unit {

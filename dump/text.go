@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internaltopic"
 )
 
 // textRenderer writes kafka-dump-log 4.3.1's exact lines. Every literal
@@ -16,7 +17,7 @@ type textRenderer struct {
 	w    *bufio.Writer
 	opts Options
 	line []byte
-	dec  *recordDecoder // --offsets-decoder etc. (decoder.go); nil without one
+	dec  *internaltopic.Decoder // --offsets-decoder etc. (decoder.go); nil without one
 }
 
 func newTextRenderer(w io.Writer, opts Options) *textRenderer {
@@ -150,7 +151,7 @@ func (t *textRenderer) appendRecord(l []byte, b *format.Batch, r *format.Record)
 				if i > 0 {
 					l = append(l, ',')
 				}
-				l = AppendJavaUTF8(l, h.Key)
+				l = format.AppendJavaUTF8(l, h.Key)
 			}
 			l = append(l, ']')
 		}
@@ -165,7 +166,7 @@ func (t *textRenderer) appendRecord(l []byte, b *format.Batch, r *format.Record)
 		}
 	}
 	if ctlErr == nil && t.opts.PrintData && !b.IsControl() && t.dec != nil {
-		l, ctlErr = t.dec.cur.appendText(l, t.opts.SkipRecordMetadata)
+		l, ctlErr = appendDecodedText(l, t.dec.Current(), t.opts.SkipRecordMetadata)
 	} else if ctlErr == nil && t.opts.PrintData && !b.IsControl() {
 		prefix := " "
 		if t.opts.SkipRecordMetadata {
@@ -304,9 +305,9 @@ func appendVotersJSON(l []byte, m *format.Voters) []byte {
 				l = append(l, ',')
 			}
 			l = append(l, `{"name":`...)
-			l = appendJacksonString(l, e.Name)
+			l = internaltopic.AppendJacksonString(l, e.Name)
 			l = append(l, `,"host":`...)
-			l = appendJacksonString(l, e.Host)
+			l = internaltopic.AppendJacksonString(l, e.Host)
 			l = append(l, `,"port":`...)
 			l = strconv.AppendUint(l, uint64(e.Port), 10)
 			l = append(l, '}')
@@ -320,40 +321,10 @@ func appendVotersJSON(l []byte, m *format.Voters) []byte {
 	return append(l, "]}"...)
 }
 
-// appendJacksonString quotes s as Jackson's TextNode does: '"' and '\\'
-// escaped, control characters as \n \t \r \b \f or \u00XX, everything else
-// (including non-ASCII) written raw.
-func appendJacksonString(l []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	l = append(l, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			l = append(l, '\\', c)
-		case c == '\n':
-			l = append(l, '\\', 'n')
-		case c == '\t':
-			l = append(l, '\\', 't')
-		case c == '\r':
-			l = append(l, '\\', 'r')
-		case c == '\b':
-			l = append(l, '\\', 'b')
-		case c == '\f':
-			l = append(l, '\\', 'f')
-		case c < 0x20:
-			l = append(l, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			l = append(l, c)
-		}
-	}
-	return append(l, '"')
-}
-
 func (t *textRenderer) problem(p Problem) {}
 
 // trailing: printTrailingBytes.
-func (t *textRenderer) trailing(name string, tail format.Tail) {
+func (t *textRenderer) trailing(name string, tail format.Tail, _ Problem) {
 	l := append(t.line[:0], "Found "...)
 	l = strconv.AppendInt(l, tail.Bytes, 10)
 	l = append(l, " invalid bytes at the end of "...)

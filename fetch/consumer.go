@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 )
 
 // Checksum is the CRC-32C (Castagnoli) a v2 batch stores; the client is the
@@ -56,8 +58,9 @@ type ConsumerConfig struct {
 	// OffsetsFile is where Commit writes; default klog-consumer-offsets in
 	// the partition's log directory.
 	OffsetsFile string
-	// StartOffset is where to start without a committed offset; -1 means
-	// the log start offset.
+	// StartOffset is where to start without a committed offset; one
+	// below the log start offset (the zero value, -1) starts at the log
+	// start, as auto.offset.reset=earliest does.
 	StartOffset       int64
 	MaxBytes          int32
 	PartitionMaxBytes int32
@@ -65,7 +68,8 @@ type ConsumerConfig struct {
 	MaxWait           time.Duration
 	Isolation         Isolation
 	NoMinOneMessage   bool
-	// HighWatermark overrides the log's when >= 0.
+	// HighWatermark overrides the log's when > 0 (the zero value, and -1,
+	// use the log's).
 	HighWatermark int64
 }
 
@@ -107,7 +111,7 @@ func NewConsumer(dir string, cfg ConsumerConfig) (*Consumer, error) {
 		cfg.OffsetsFile = filepath.Join(filepath.Dir(filepath.Clean(dir)), "klog-consumer-offsets")
 	}
 	c := &Consumer{log: l, cfg: cfg, position: l.LogStartOffset(), hw: l.HighWatermark(), aborted: map[int64]bool{}}
-	if cfg.StartOffset >= 0 {
+	if cfg.StartOffset > c.position {
 		c.position = cfg.StartOffset
 	}
 	if cfg.Group != "" {
@@ -253,14 +257,8 @@ func (c *Consumer) decode(f *Fetched) error {
 	c.hdrs = c.hdrs[:0]
 	aborts := append([]AbortedTransaction(nil), f.AbortedTransactions...)
 	sort.Slice(aborts, func(i, j int) bool { return aborts[i].FirstOffset < aborts[j].FirstOffset })
-	frame := f.Frame
 	whole := 0
-	for p := 0; ; {
-		n := format.EntrySize(frame[p:])
-		if n == 0 {
-			break
-		}
-		b, err := format.ParseBatch(frame[p:p+n], int64(p))
+	for b, err := range format.FrameBatches(f.Frame, 0) {
 		if err != nil {
 			return err
 		}
@@ -273,7 +271,6 @@ func (c *Consumer) decode(f *Fetched) error {
 			return err
 		}
 		c.endOfWhole = max(c.endOfWhole, b.NextOffset())
-		p += n
 	}
 	if whole == 0 && f.Truncated {
 		return &RecordExceedsMaxBytesError{Offset: c.position, RecordBytes: f.TruncatedRecordBytes, MaxBytes: int64(f.MaxBytes)}
@@ -404,7 +401,7 @@ func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, er
 	}
 	cp, err := format.ParseCheckpoint(data, 0, 4)
 	if err != nil {
-		return 0, false, errors.New(path + ": " + err.Error())
+		return 0, false, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, e := range cp.Entries {
 		if e[0] == group && e[1] == topic && e[2] == strconv.Itoa(int(part)) {
@@ -422,7 +419,7 @@ func WriteCommittedOffset(path, group, topic string, part int32, offset int64) e
 	if data, err := os.ReadFile(path); err == nil {
 		cp, err := format.ParseCheckpoint(data, 0, 4)
 		if err != nil {
-			return errors.New(path + ": " + err.Error())
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		entries = cp.Entries
 	} else if !os.IsNotExist(err) {
@@ -443,9 +440,5 @@ func WriteCommittedOffset(path, group, topic string, part int32, offset int64) e
 	for _, e := range entries {
 		b.WriteString(strings.Join(e, " ") + "\n")
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return partition.WriteFileAtomic(path, []byte(b.String()), partition.WriteOptions{})
 }

@@ -356,3 +356,16 @@ func TestLongPoll(t *testing.T) {
 		t.Fatal("long poll did not wake on the append")
 	}
 }
+
+func TestParseIsolation(t *testing.T) {
+	for s, want := range map[string]Isolation{"read_uncommitted": ReadUncommitted, "read_committed": ReadCommitted} {
+		if got, err := ParseIsolation(s); err != nil || got != want {
+			t.Errorf("ParseIsolation(%q) = %v, %v", s, got, err)
+		}
+	}
+	for _, bad := range []string{"", "committed", "READ_COMMITTED"} {
+		if _, err := ParseIsolation(bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

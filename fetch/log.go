@@ -13,7 +13,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -191,20 +190,11 @@ func (l *Log) scan(s *segment) error {
 // readHW finds this partition in the parent log dir's
 // replication-offset-checkpoint.
 func (l *Log) readHW() int64 {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(l.dir)), partition.ReplicationCheckpoint))
-	if err != nil {
+	hw, ok, err := partition.HighWatermark(l.dir)
+	if err != nil || !ok {
 		return -1
 	}
-	es, err := format.ParseOffsetCheckpoint(data)
-	if err != nil {
-		return -1
-	}
-	for _, e := range es {
-		if e.Topic == l.topic && e.Partition == l.part {
-			return e.Offset
-		}
-	}
-	return -1
+	return hw
 }
 
 // readAt reads n bytes of a segment at pos.

@@ -26,6 +26,18 @@ func (i Isolation) String() string {
 	return "read_uncommitted"
 }
 
+// ParseIsolation reads an isolation level as Kafka's consumers spell it
+// (isolation.level): read_uncommitted or read_committed.
+func ParseIsolation(s string) (Isolation, error) {
+	switch s {
+	case "read_uncommitted":
+		return ReadUncommitted, nil
+	case "read_committed":
+		return ReadCommitted, nil
+	}
+	return 0, errors.New("want read_uncommitted or read_committed, got " + strconv.Quote(s))
+}
+
 // Broker and client defaults (KafkaConfig, ConsumerConfig).
 const (
 	DefaultMaxBytes          = 52428800 // consumer fetch.max.bytes
@@ -54,7 +66,8 @@ type Request struct {
 	// where the limit falls, as brokers before KIP-74 (0.10.0 and older)
 	// did, which is the stall a client reports as RecordExceedsMaxBytesError.
 	NoMinOneMessage bool
-	// HighWatermark overrides the log's high watermark when >= 0.
+	// HighWatermark overrides the log's high watermark when > 0 (the
+	// zero value, and -1, use the log's).
 	HighWatermark int64
 	// Locate leaves Frame nil and fills Fetched.Segment, Position and
 	// Size: the file range a broker would send, for a caller that sends
@@ -120,7 +133,7 @@ type Fetched struct {
 func (l *Log) Read(req Request) (*Fetched, error) {
 	// Step 1: the response offsets are captured before reading.
 	hw := l.HighWatermark()
-	if req.HighWatermark >= 0 && !req.Replica {
+	if req.HighWatermark > 0 && !req.Replica {
 		hw = min(req.HighWatermark, l.leo)
 	}
 	f := &Fetched{HighWatermark: hw, LastStableOffset: l.LastStableOffset(hw), LogStartOffset: l.logStart,

@@ -3,19 +3,20 @@ package fetch
 import (
 	"path/filepath"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/klog-dev/klog/partition"
 )
 
-// watcher reports changes to a partition directory and its log directory.
+// watcher reports changes to a partition directory and its log directory,
+// coalesced: one pending notification at most.
 type watcher struct {
-	w      *fsnotify.Watcher
+	w      *partition.Watcher
 	events chan struct{}
 	errs   chan error
 	done   chan struct{}
 }
 
 func newWatcher(dir string) (*watcher, error) {
-	fw, err := fsnotify.NewWatcher()
+	fw, err := partition.NewWatcher(0)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +31,7 @@ func newWatcher(dir string) (*watcher, error) {
 		defer close(w.done)
 		for {
 			select {
-			case _, ok := <-fw.Events:
+			case _, ok := <-fw.Events():
 				if !ok {
 					return
 				}
@@ -38,7 +39,7 @@ func newWatcher(dir string) (*watcher, error) {
 				case w.events <- struct{}{}:
 				default:
 				}
-			case err, ok := <-fw.Errors:
+			case err, ok := <-fw.Errors():
 				if !ok {
 					return
 				}

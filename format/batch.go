@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/binary"
+	"errors"
 	"strconv"
 )
 
@@ -67,6 +68,18 @@ func (t TimestampType) String() string {
 		return "LogAppendTime"
 	}
 	return "NoTimestampType"
+}
+
+// ParseTimestampType reads a producer's timestamp type: create
+// (CreateTime) or log-append (LogAppendTime), by those names or Kafka's.
+func ParseTimestampType(s string) (TimestampType, error) {
+	switch s {
+	case "create", "CreateTime":
+		return CreateTime, nil
+	case "log-append", "LogAppendTime":
+		return LogAppendTime, nil
+	}
+	return NoTimestampType, errors.New("timestamp type must be create or log-append, got " + strconv.Quote(s))
 }
 
 // Batch is one log entry: a v2 record batch, or a v0/v1 message (which Kafka

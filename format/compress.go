@@ -23,10 +23,9 @@ type Decompressor struct {
 	// MaxBytes caps the output; 0 means DefaultMaxDecompressedBytes.
 	MaxBytes int
 
-	gz      *gzip.Reader
-	zstd    *zstd.Decoder
-	zstdMax int // the limit zstd was created with
-	br      bytes.Reader
+	gz   *gzip.Reader
+	zstd *zstd.Decoder
+	br   bytes.Reader
 }
 
 func (d *Decompressor) max() int {
@@ -59,7 +58,7 @@ func (d *Decompressor) Decompress(c Compression, magic int8, src, dst []byte) ([
 		}
 		return append(dst, src...), nil
 	}
-	return dst, errors.New("Unknown compression type id: " + itoa(int64(c)))
+	return dst, unknownCodecError(c)
 }
 
 func (d *Decompressor) gunzip(src, dst []byte) ([]byte, error) {
@@ -273,3 +272,11 @@ func encodeXerial(dst, src []byte) []byte {
 	}
 	return dst
 }
+
+// unknownCodecError is a codec id Kafka does not know (5..7); its text is
+// Kafka's (CompressionType.forId), and it is an ErrUnsupported.
+type unknownCodecError Compression
+
+func (e unknownCodecError) Error() string { return "Unknown compression type id: " + itoa(int64(e)) }
+
+func (e unknownCodecError) Unwrap() error { return ErrUnsupported }

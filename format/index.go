@@ -39,11 +39,28 @@ func (x *OffsetIndex) Entries() int { return len(x.Data) / OffsetIndexEntrySize 
 
 // Entry returns entry i (0 <= i < Entries).
 func (x *OffsetIndex) Entry(i int) IndexEntry {
-	e := x.Data[i*OffsetIndexEntrySize:]
+	return ParseIndexEntry(x.Data[i*OffsetIndexEntrySize:], x.BaseOffset)
+}
+
+// ParseIndexEntry decodes the offset index entry at the start of e (at
+// least OffsetIndexEntrySize bytes) of an index whose base offset is base:
+// a 4-byte offset relative to base and a 4-byte position (OffsetIndex's
+// parseEntry). It is the one decoder of offset index entries.
+func ParseIndexEntry(e []byte, base int64) IndexEntry {
+	_ = e[OffsetIndexEntrySize-1]
 	return IndexEntry{
-		Offset: x.BaseOffset + int64(int32(binary.BigEndian.Uint32(e))),
+		Offset: base + int64(int32(binary.BigEndian.Uint32(e))),
 		Pos:    int64(int32(binary.BigEndian.Uint32(e[4:]))),
 	}
+}
+
+// AppendIndexEntry appends the offset index entry for e to an index whose
+// base offset is base (OffsetIndex.append); it is the one encoder. The
+// caller keeps e.Offset-base and e.Pos within int32, as the broker does by
+// rolling segments.
+func AppendIndexEntry(dst []byte, base int64, e IndexEntry) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(e.Offset-base))
+	return binary.BigEndian.AppendUint32(dst, uint32(e.Pos))
 }
 
 // Used is the number of entries before the first unused one: Kafka's dump
@@ -151,11 +168,26 @@ func (x *TimeIndex) Entries() int { return len(x.Data) / TimeIndexEntrySize }
 
 // Entry returns entry i.
 func (x *TimeIndex) Entry(i int) TimeEntry {
-	e := x.Data[i*TimeIndexEntrySize:]
+	return ParseTimeEntry(x.Data[i*TimeIndexEntrySize:], x.BaseOffset)
+}
+
+// ParseTimeEntry decodes the time index entry at the start of e (at least
+// TimeIndexEntrySize bytes) of an index whose base offset is base: an
+// 8-byte timestamp and a 4-byte offset relative to base (TimeIndex's
+// parseEntry). It is the one decoder of time index entries.
+func ParseTimeEntry(e []byte, base int64) TimeEntry {
+	_ = e[TimeIndexEntrySize-1]
 	return TimeEntry{
 		Timestamp: int64(binary.BigEndian.Uint64(e)),
-		Offset:    x.BaseOffset + int64(int32(binary.BigEndian.Uint32(e[8:]))),
+		Offset:    base + int64(int32(binary.BigEndian.Uint32(e[8:]))),
 	}
+}
+
+// AppendTimeEntry appends the time index entry for e to an index whose
+// base offset is base (TimeIndex.maybeAppend's write); the one encoder.
+func AppendTimeEntry(dst []byte, base int64, e TimeEntry) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(e.Timestamp))
+	return binary.BigEndian.AppendUint32(dst, uint32(e.Offset-base))
 }
 
 // Lookup is TimeIndex.lookup: the entry with the largest timestamp <=

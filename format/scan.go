@@ -94,7 +94,6 @@ type Scanner struct {
 	pos   int64
 	max   int
 	buf   []byte
-	hdr   [HeaderSizeUpToMagic]byte
 	batch Batch
 	tail  Tail
 	err   error

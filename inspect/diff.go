@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -35,17 +36,20 @@ type DiffOptions struct {
 	// Records decodes the listed batches and lists their records (the
 	// only time Diff decompresses anything).
 	Records bool
+	// RecordJSON says how the records are written in JSON (keys and values
+	// are always written; the zero value is the text encoding).
+	RecordJSON ndjson.Options
 }
 
 // DiffBatch is one batch not held identically by every replica.
 type DiffBatch struct {
-	Type          string `json:"type"` // "batch"
+	Type          string `json:"type"` // "diffBatch"
 	BaseOffset    int64  `json:"baseOffset"`
 	LastOffset    int64  `json:"lastOffset"`
 	Epoch         int32  `json:"partitionLeaderEpoch"`
 	ProducerID    int64  `json:"producerId"`
 	ProducerEpoch int16  `json:"producerEpoch"`
-	Records       int32  `json:"records"`
+	Records       int32  `json:"recordCount"`
 	Bytes         int64  `json:"sizeBytes"`
 	CRC           uint32 `json:"crc"`
 	// RecordList holds the batch's records when DiffOptions.Records asks
@@ -57,7 +61,8 @@ type DiffBatch struct {
 }
 
 // DiffRecord is one record of a listed batch (DiffOptions.Records): what a
-// truncation would lose. Key and Value are base64 in JSON; nil is null.
+// truncation would lose. In JSON it is ndjson's record object, the shape
+// every command prints (keys and values included, in the text encoding).
 type DiffRecord struct {
 	Type       string   `json:"type"` // "record"
 	Offset     int64    `json:"offset"`
@@ -65,6 +70,18 @@ type DiffRecord struct {
 	Key        []byte   `json:"key"`
 	Value      []byte   `json:"value"`
 	HeaderKeys []string `json:"headerKeys"`
+
+	batch *format.Batch
+	rec   format.Record
+	opts  ndjson.Options
+}
+
+// MarshalJSON writes ndjson's record object.
+func (d *DiffRecord) MarshalJSON() ([]byte, error) {
+	opts := d.opts
+	opts.Data = true
+	l, _ := ndjson.RecordFields(ndjson.Begin(nil, "record"), d.batch, &d.rec, &opts)
+	return ndjson.End(l), nil
 }
 
 // DiffEpoch is one leader-epoch history entry.
@@ -482,7 +499,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 	}
 	if opts.Records {
 		for i := range rep.Replicas {
-			if err := rep.Replicas[i].decodeExtra(opts.MaxBatchBytes); err != nil {
+			if err := rep.Replicas[i].decodeExtra(opts.MaxBatchBytes, opts.RecordJSON); err != nil {
 				rep.Replicas[i].Problems = append(rep.Replicas[i].Problems, err.Error())
 			}
 		}
@@ -531,7 +548,7 @@ func (r *DiffReplica) extra(b *diffHead, max int) {
 		r.ExtraListCut = true
 		return
 	}
-	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{seg: b.seg, pos: b.pos, Type: "batch", BaseOffset: b.base, LastOffset: b.last, Epoch: b.epoch,
+	r.ExtraBatches = append(r.ExtraBatches, DiffBatch{seg: b.seg, pos: b.pos, Type: "diffBatch", BaseOffset: b.base, LastOffset: b.last, Epoch: b.epoch,
 		ProducerID: b.pid, ProducerEpoch: b.pepoch, Records: count, Bytes: b.size, CRC: b.crc})
 }
 
@@ -572,7 +589,7 @@ func (r *DiffReplica) extrasHeldByLeader(L *DiffReplica) bool {
 
 // decodeExtra reads the listed extra batches again and decodes their
 // records.
-func (r *DiffReplica) decodeExtra(maxBatch int) error {
+func (r *DiffReplica) decodeExtra(maxBatch int, recOpts ndjson.Options) error {
 	var f *os.File
 	var sc *format.Scanner
 	open := int32(-1)
@@ -608,6 +625,7 @@ func (r *DiffReplica) decodeExtra(maxBatch int) error {
 			return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
 		}
 		x.RecordList = []DiffRecord{}
+		bc := b.Clone()
 		for {
 			var rec format.Record
 			err := rr.Next(&rec)
@@ -624,8 +642,11 @@ func (r *DiffReplica) decodeExtra(maxBatch int) error {
 			if rec.Value != nil {
 				d.Value = bytes.Clone(rec.Value)
 			}
-			for _, h := range rec.Headers {
+			d.batch, d.rec, d.opts = bc, rec, recOpts
+			d.rec.Key, d.rec.Value, d.rec.Headers = d.Key, d.Value, make([]format.Header, len(rec.Headers))
+			for i, h := range rec.Headers {
 				d.HeaderKeys = append(d.HeaderKeys, string(h.Key))
+				d.rec.Headers[i] = format.Header{Key: bytes.Clone(h.Key), Value: bytes.Clone(h.Value)}
 			}
 			x.RecordList = append(x.RecordList, d)
 		}

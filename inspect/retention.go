@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -102,7 +101,7 @@ type RetentionOptions struct {
 
 // RetentionSegment is one segment's verdict.
 type RetentionSegment struct {
-	Type       string `json:"type"` // "segment"
+	Type       string `json:"type"` // "retentionSegment"
 	BaseOffset int64  `json:"baseOffset"`
 	// NextOffset is the next segment's base offset, or the log end offset.
 	NextOffset int64 `json:"nextOffset"`
@@ -154,7 +153,7 @@ type RetentionCompaction struct {
 
 // RetentionSummary is the whole decision.
 type RetentionSummary struct {
-	Type              string `json:"type"` // "summary"
+	Type              string `json:"type"` // "retentionSummary"
 	Dir               string `json:"dir"`
 	Now               int64  `json:"now"`
 	RetentionMs       int64  `json:"retentionMs"`
@@ -232,7 +231,7 @@ func Retention(dir string, opts RetentionOptions) (*RetentionReport, error) {
 	last.Active = true
 
 	sum := &rep.Summary
-	*sum = RetentionSummary{Type: "summary", Dir: dir, Now: opts.Now, RetentionMs: opts.Config.RetentionMs,
+	*sum = RetentionSummary{Type: "retentionSummary", Dir: dir, Now: opts.Now, RetentionMs: opts.Config.RetentionMs,
 		RetentionBytes: opts.Config.RetentionBytes, CleanupPolicy: opts.Config.CleanupPolicy, LogEndOffset: leo,
 		FutureTimestampSegments: []int64{}}
 	sum.HighWatermark = opts.HighWatermark
@@ -266,7 +265,7 @@ func Retention(dir string, opts RetentionOptions) (*RetentionReport, error) {
 // retentionSegment measures one segment: its size, its age and (for the
 // last one, or when ages come from the batches) its offsets.
 func retentionSegment(s partition.Segment, opts RetentionOptions, last bool) (RetentionSegment, error) {
-	rs := RetentionSegment{Type: "segment", BaseOffset: s.BaseOffset, NextOffset: s.BaseOffset, LargestTimestamp: -1}
+	rs := RetentionSegment{Type: "retentionSegment", BaseOffset: s.BaseOffset, NextOffset: s.BaseOffset, LargestTimestamp: -1}
 	f, err := os.Open(s.Log)
 	if err != nil {
 		return rs, err
@@ -519,20 +518,8 @@ func retentionCompaction(rep *RetentionReport, opts RetentionOptions, checkpoint
 // logDirCheckpoint finds the partition's entry in a log-dir-level offset
 // checkpoint beside the partition directory.
 func logDirCheckpoint(d *partition.Dir, name string) (int64, bool) {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Clean(d.Path)), name))
-	if err != nil {
-		return 0, false
-	}
-	es, err := format.ParseOffsetCheckpoint(data)
-	if err != nil {
-		return 0, false
-	}
-	for _, e := range es {
-		if e.Topic == d.Topic && e.Partition == d.Partition {
-			return e.Offset, true
-		}
-	}
-	return 0, false
+	off, ok, err := partition.CheckpointOffset(d.Path, name)
+	return off, ok && err == nil
 }
 
 // ParseRetentionConfig reads topic configs from a properties file or from
@@ -620,8 +607,8 @@ func ParseRetentionConfig(data []byte, base RetentionConfig) (RetentionConfig, e
 	return cfg, nil
 }
 
-// WriteRetentionJSON writes one "segment" object per segment, then the
-// "summary".
+// WriteRetentionJSON writes one "retentionSegment" object per segment, then the
+// "retentionSummary".
 func WriteRetentionJSON(w io.Writer, rep *RetentionReport) error {
 	for i := range rep.Segments {
 		if err := writeJSONLine(w, &rep.Segments[i]); err != nil {

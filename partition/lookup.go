@@ -347,7 +347,7 @@ func (l *Log) rebuild(s *LogSegment) error {
 	lastTS := int64(format.NoTimestamp)
 	addTime := func() {
 		if s.MaxTimestamp > lastTS { // TimeIndex.maybeAppend
-			tidx = appendTimeEntry(tidx, s.MaxTimestamp, s.MaxTimestampOffset-s.BaseOffset)
+			tidx = format.AppendTimeEntry(tidx, s.BaseOffset, format.TimeEntry{Timestamp: s.MaxTimestamp, Offset: s.MaxTimestampOffset})
 			lastTS = s.MaxTimestamp
 		}
 	}
@@ -361,7 +361,7 @@ func (l *Log) rebuild(s *LogSegment) error {
 			s.MaxTimestamp, s.MaxTimestampOffset = b.MaxTimestamp, b.LastOffset()
 		}
 		if valid-lastIndexed > l.opts.IndexIntervalBytes {
-			idx = appendIndexEntry(idx, b.LastOffset()-s.BaseOffset, valid)
+			idx = format.AppendIndexEntry(idx, s.BaseOffset, format.IndexEntry{Offset: b.LastOffset(), Pos: valid})
 			addTime()
 			lastIndexed = valid
 		}
@@ -378,17 +378,6 @@ func (l *Log) rebuild(s *LogSegment) error {
 	s.tidx = &format.TimeIndex{BaseOffset: s.BaseOffset, Data: tidx}
 	s.TimeIndexEntries = s.tidx.Entries()
 	return nil
-}
-
-func appendIndexEntry(dst []byte, rel, pos int64) []byte {
-	return append(dst, byte(rel>>24), byte(rel>>16), byte(rel>>8), byte(rel), byte(pos>>24), byte(pos>>16), byte(pos>>8), byte(pos))
-}
-
-func appendTimeEntry(dst []byte, ts, rel int64) []byte {
-	for i := 56; i >= 0; i -= 8 {
-		dst = append(dst, byte(ts>>i))
-	}
-	return append(dst, byte(rel>>24), byte(rel>>16), byte(rel>>8), byte(rel))
 }
 
 // AssignEpoch is LeaderEpochFileCache.assign for an epoch above the latest:

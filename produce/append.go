@@ -1,7 +1,6 @@
 package produce
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -277,10 +276,9 @@ func (a *Appender) indexEntry(offset, pos int64) error {
 	if offset <= s.lastIndexOffset {
 		return nil
 	}
-	var e [format.OffsetIndexEntrySize]byte
-	binary.BigEndian.PutUint32(e[:], uint32(offset-s.base))
-	binary.BigEndian.PutUint32(e[4:], uint32(pos))
-	if _, err := s.index.Write(e[:]); err != nil {
+	var buf [format.OffsetIndexEntrySize]byte
+	e := format.AppendIndexEntry(buf[:0], s.base, format.IndexEntry{Offset: offset, Pos: pos})
+	if _, err := s.index.Write(e); err != nil {
 		return err
 	}
 	s.lastIndexOffset = offset
@@ -293,10 +291,9 @@ func (a *Appender) timeIndexEntry(ts, offset int64) error {
 	if ts <= s.lastTimeIndexTS {
 		return nil
 	}
-	var e [format.TimeIndexEntrySize]byte
-	binary.BigEndian.PutUint64(e[:], uint64(ts))
-	binary.BigEndian.PutUint32(e[8:], uint32(offset-s.base))
-	if _, err := s.timeindex.Write(e[:]); err != nil {
+	var buf [format.TimeIndexEntrySize]byte
+	e := format.AppendTimeEntry(buf[:0], s.base, format.TimeEntry{Timestamp: ts, Offset: offset})
+	if _, err := s.timeindex.Write(e); err != nil {
 		return err
 	}
 	s.lastTimeIndexTS = ts

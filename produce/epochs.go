@@ -131,33 +131,5 @@ func (a *Appender) writeEpochs() error {
 		data = strconv.AppendInt(data, e.StartOffset, 10)
 		data = append(data, '\n')
 	}
-	return writeFileAtomic(filepath.Join(a.dir, partition.LeaderEpochCheckpoint), data, a.opts.Sync != SyncNever)
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename,
-// so a reader sees the old file or the new one, never a part.
-func writeFileAtomic(path string, data []byte, sync bool) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if sync {
-		return syncDir(filepath.Dir(path))
-	}
-	return nil
+	return partition.WriteFileAtomic(filepath.Join(a.dir, partition.LeaderEpochCheckpoint), data, partition.WriteOptions{NoSync: a.opts.Sync == SyncNever})
 }

@@ -2,11 +2,13 @@ package produce_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
@@ -311,4 +313,19 @@ func TestLock(t *testing.T) {
 	if o.a.LogEndOffset() != 5 {
 		t.Errorf("the waiting Open loaded log end offset %d, want 5: it did not wait for the lock", o.a.LogEndOffset())
 	}
+}
+
+// TestLockWaitEndsWithContext: a waiting OpenContext gives up when its
+// context ends, with the context's error, and the holder is unaffected.
+func TestLockWaitEndsWithContext(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := open(t, dir, produce.Options{})
+	defer closeA(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := produce.OpenContext(ctx, dir, produce.Options{Wait: true}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("OpenContext: %v, want the deadline", err)
+	}
+	idem(t, a, -1, 0, 1, false)
 }

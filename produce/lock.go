@@ -1,39 +1,34 @@
 package produce
 
 import (
+	"context"
 	"errors"
 	"os"
-	"syscall"
+	"time"
 )
 
 // ErrLocked is returned by Open when another writer holds the partition and
 // Options.Wait is false.
 var ErrLocked = errors.New("partition directory is locked by another writer")
 
-// lockDir takes an exclusive flock(2) on the directory itself, so no lock
-// file is added to the partition. The lock goes with the process: a killed
-// writer releases it.
-func lockDir(dir string, wait bool) (*os.File, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	how := syscall.LOCK_EX
-	if !wait {
-		how |= syscall.LOCK_NB
-	}
+// lockDir takes the partition's writer lock (see tryLock for each
+// platform). With wait it retries until the lock is free or ctx ends;
+// without, a held lock is ErrLocked. The lock goes with the process: a
+// killed writer releases it.
+func lockDir(ctx context.Context, dir string, wait bool) (*os.File, error) {
+	delay := 5 * time.Millisecond
 	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			break
+		f, err := tryLock(dir)
+		if !errors.Is(err, ErrLocked) || !wait {
+			return f, err
 		}
-	}
-	if err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, ErrLocked
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, context.Cause(ctx)
+		case <-t.C:
 		}
-		return nil, err
+		delay = min(2*delay, 250*time.Millisecond)
 	}
-	return f, nil
 }

@@ -13,6 +13,7 @@
 package produce
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -33,6 +34,19 @@ const (
 	SyncBatch                   // fsync after every batch
 	SyncNever                   // leave it to the kernel
 )
+
+// ParseSync reads batch, end (SyncAtClose) or never.
+func ParseSync(s string) (SyncMode, error) {
+	switch s {
+	case "batch":
+		return SyncBatch, nil
+	case "end", "":
+		return SyncAtClose, nil
+	case "never":
+		return SyncNever, nil
+	}
+	return 0, errors.New("sync must be batch, end or never, got " + strconv.Quote(s))
+}
 
 // Options configures an Appender; zero values take Kafka's defaults.
 type Options struct {
@@ -146,7 +160,14 @@ type Appender struct {
 // Open locks dir (creating it and its first segment if needed), finds the
 // log end offset from the last valid batch of the active segment, and
 // rebuilds producer state from the latest snapshot and the log after it.
+// It is OpenContext without a deadline.
 func Open(dir string, opts Options) (*Appender, error) {
+	return OpenContext(context.Background(), dir, opts)
+}
+
+// OpenContext is Open whose wait for the writer lock (Options.Wait) ends
+// with ctx.
+func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, error) {
 	if opts.SegmentBytes <= 0 {
 		opts.SegmentBytes = defaultSegmentBytes
 	}
@@ -159,7 +180,7 @@ func Open(dir string, opts Options) (*Appender, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	lock, err := lockDir(dir, opts.Wait)
+	lock, err := lockDir(ctx, dir, opts.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -348,14 +369,7 @@ func (a *Appender) newSegment(base int64) error {
 	return syncDir(a.dir)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func syncDir(dir string) error { return partition.SyncDir(dir) }
 
 func (a *Appender) closeFiles() {
 	if s := a.seg; s != nil {
@@ -425,5 +439,3 @@ func (a *Appender) closeSegment() error {
 	}
 	return nil
 }
-
-var errFenced = errors.New("producer epoch is older than the one in the log (fenced)")

@@ -161,19 +161,7 @@ func (a *Appender) writeSnapshot(offset int64) error {
 	sortEntries(entries)
 	data := format.AppendProducerSnapshot(nil, entries)
 	path := filepath.Join(a.dir, partition.FileName(offset, partition.SnapshotSuffix))
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	f, err := os.Open(tmp)
-	if err == nil {
-		err = f.Sync()
-		f.Close()
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return partition.WriteFileAtomic(path, data, partition.WriteOptions{})
 }
 
 func sortEntries(es []format.ProducerEntry) {

@@ -253,7 +253,6 @@ type indexer struct {
 	lastTs          int64
 	idx, tidx       *bufio.Writer
 	scratch         [12]byte
-	hasTime         bool
 }
 
 func (x *indexer) add(pos int64, size int64, lastOffset, maxTs int64) error {
@@ -413,13 +412,6 @@ func (r *redactor) writeZeroed(w io.Writer, f *os.File, pos, n int64, keep int) 
 	return nil
 }
 
-func (o Options) maxBatch() int {
-	if o.MaxBatchBytes > 0 {
-		return o.MaxBatchBytes
-	}
-	return format.DefaultMaxBatchBytes
-}
-
 // batch returns the redacted bytes of one batch.
 func (r *redactor) batch(b *format.Batch) ([]byte, error) {
 	valid := b.Valid()
@@ -559,13 +551,6 @@ func (r *redactor) replace(v []byte) []byte {
 	var iv [aes.BlockSize]byte
 	cipher.NewCTR(block, iv[:]).XORKeyStream(out, out)
 	return out
-}
-
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
 }
 
 // create makes a new file; it never overwrites one.

@@ -15,7 +15,6 @@ package replicate
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -531,17 +530,15 @@ func (c *Cluster) readFor(offset int64, maxBytes int32) ([]byte, error) {
 // appendFrame appends the whole batches of a fetched frame.
 func (c *Cluster) appendFrame(b *Broker, frame []byte) (int64, error) {
 	var n int64
-	for p := 0; ; {
-		size := format.EntrySize(frame[p:])
-		if size == 0 {
-			break
+	for batch, err := range format.FrameBatches(frame, 0) {
+		if err != nil {
+			return n, err
 		}
-		res, err := b.app.AppendRaw(frame[p : p+size])
+		res, err := b.app.AppendRaw(batch.Raw)
 		if err != nil {
 			return n, err
 		}
 		n += res.LastOffset - res.BaseOffset + 1
-		p += size
 	}
 	return n, nil
 }
@@ -635,11 +632,7 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 }
 
 func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return partition.WriteFileAtomic(path, data, partition.WriteOptions{})
 }
 
 // CrashLeader stops the leader (its directory stays as it was) and elects

@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"github.com/klog-dev/klog/internal/jsoncontract"
 	"math/big"
 	"net"
 	"os"
@@ -86,6 +87,9 @@ func TestRequestLog(t *testing.T) {
 		}
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("not JSON: %s", sc.Text())
+		}
+		if err := jsoncontract.Line(sc.Bytes()); err != nil {
+			t.Error(err)
 		}
 		switch m.Type {
 		case "request":

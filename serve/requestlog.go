@@ -3,8 +3,8 @@ package serve
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -90,31 +90,6 @@ func orUnknown(s string) string {
 	return s
 }
 
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
-}
+// appendJSONString appends s as a JSON string: ndjson's, the one encoding
+// (invalid UTF-8 becomes U+FFFD).
+func appendJSONString(b []byte, s string) []byte { return ndjson.String(b, s) }

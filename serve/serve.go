@@ -28,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -141,11 +140,9 @@ type part struct {
 
 // dupBatch is an appended idempotent batch: its sequence range and offsets.
 type dupBatch struct {
-	epoch              int16
-	firstSeq, lastSeq  int32
-	baseOffset, appTS  int64
-	logStartAtAppend   int64
-	lastOffsetAtAppend int64
+	epoch             int16
+	firstSeq, lastSeq int32
+	baseOffset, appTS int64
 }
 
 // New opens every partition directory under cfg.LogDir. A topic whose
@@ -658,23 +655,6 @@ func (s *Server) checkpointHW() error {
 
 // LockFile is the log dir lock a broker holds (LogManager.LockFileName).
 const LockFile = ".lock"
-
-// lockLogDir takes the log dir's .lock as a broker does (LogManager.lockLogDirs:
-// FileChannel.tryLock, a POSIX record lock on Linux), so a writable server
-// and a live broker (or a second writable server) never share a log dir.
-func lockLogDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, errors.New("serve: " + err.Error())
-	}
-	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart}
-	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
-		f.Close()
-		return nil, errors.New("serve: failed to acquire lock on file " + LockFile + " in " + dir +
-			": a Kafka broker or another writer in another process is using this directory (" + err.Error() + ")")
-	}
-	return f, nil
-}
 
 // closeAppenders closes (and syncs) every partition's appender.
 func (s *Server) closeAppenders() error {

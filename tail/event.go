@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Type names an event. The values are the "type" field of the JSON form and
@@ -59,8 +61,10 @@ const (
 // klog tail --json.
 type Event struct {
 	Type Type `json:"type"`
-	// Time is when the tail saw the change, in UTC.
-	Time time.Time `json:"time"`
+	// Timestamp is when the tail saw the change (epoch ms); Time is the
+	// same in UTC (ISO-8601 in JSON).
+	Timestamp int64     `json:"timestamp"`
+	Time      time.Time `json:"time"`
 	// Dir is the partition directory; Topic and Partition are parsed from
 	// its name (Partition -1 and Topic "" when the name is not
 	// <topic>-<partition>). A checkpoint problem names the log dir.
@@ -109,11 +113,11 @@ type Event struct {
 type BatchInfo struct {
 	// Position is the byte position of the batch in Segment.
 	Position        int64  `json:"position"`
-	Size            int64  `json:"size"`
+	Size            int64  `json:"sizeBytes"`
 	Magic           int8   `json:"magic"`
 	BaseOffset      int64  `json:"baseOffset"`
 	LastOffset      int64  `json:"lastOffset"`
-	Count           int32  `json:"count"`
+	Count           int32  `json:"recordCount"`
 	MaxTimestamp    int64  `json:"maxTimestamp"`
 	TimestampType   string `json:"timestampType"`
 	Compression     string `json:"compression"`
@@ -159,11 +163,11 @@ type Partial struct {
 	WantBytes int64 `json:"wantBytes"`
 }
 
-// Problem is what a TypeCorrupt or TypeError event found.
-type Problem struct {
-	// Position is the byte position in Segment (-1 for a checkpoint);
-	// Offset the entry's offset field, or -1.
-	Position int64  `json:"position"`
-	Offset   int64  `json:"offset"`
-	Message  string `json:"message"`
-}
+// Problem is what a TypeCorrupt or TypeError event found: verify's problem
+// type, with a kind for data the tail cannot read (TypeCorrupt) and none
+// for trouble outside the data (TypeError).
+type Problem = verify.Problem
+
+// WatchLimitError is inotify refusing a watch or an instance; see
+// partition.WatchLimitError.
+type WatchLimitError = partition.WatchLimitError

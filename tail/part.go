@@ -1,7 +1,6 @@
 package tail
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 )
 
 // part is one tailed partition directory.
@@ -343,7 +343,8 @@ func (t *tailer) readActive(p *part) (gone bool, err error) {
 func (t *tailer) corrupt(p *part, seg string, pos, offset int64, err error) {
 	ev := t.event(p, TypeCorrupt)
 	ev.Segment = seg
-	ev.Problem = &Problem{Position: pos, Offset: offset, Message: err.Error()}
+	pr := verify.ProblemAt(err, verify.StageEntry, pos, offset)
+	ev.Problem = &pr
 	t.emit(ev)
 }
 
@@ -429,7 +430,8 @@ func indexHint(path string, base, size int64) (pos, offset int64, ok bool) {
 		if _, err := f.ReadAt(e[:], i*format.OffsetIndexEntrySize); err != nil {
 			return 0, 0, false
 		}
-		return int32(binary.BigEndian.Uint32(e[:4])), int32(binary.BigEndian.Uint32(e[4:])), true
+		ie := format.ParseIndexEntry(e[:], 0)
+		return int32(ie.Offset), int32(ie.Pos), true
 	}
 	if n == 0 {
 		return 0, 0, false

@@ -22,7 +22,7 @@ package tail
 import (
 	"context"
 	"errors"
-	"io/fs"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -64,11 +64,11 @@ func Run(ctx context.Context, paths []string, opts Options, events chan<- Event)
 	if len(paths) == 0 {
 		return errors.New("tail: no paths")
 	}
-	w, err := newWatcher()
+	w, err := partition.NewWatcher(4096)
 	if err != nil {
 		return err
 	}
-	defer w.close()
+	defer w.Close()
 	t := &tailer{
 		ctx: ctx, opts: opts, out: events, w: w, now: opts.Now,
 		sc:      format.NewScanner(nil, 0, format.ScanOptions{MaxBatchBytes: opts.MaxBatchBytes}),
@@ -90,7 +90,7 @@ type tailer struct {
 	ctx     context.Context
 	opts    Options
 	out     chan<- Event
-	w       *watcher
+	w       *partition.Watcher
 	now     func() time.Time
 	sc      *format.Scanner
 	stopped bool
@@ -114,10 +114,7 @@ type logDir struct {
 	hw   map[topicPartition]int64
 }
 
-type topicPartition struct {
-	topic string
-	part  int32
-}
+type topicPartition = partition.TopicPartition
 
 func (t *tailer) start(paths []string) error {
 	type pending struct {
@@ -128,16 +125,16 @@ func (t *tailer) start(paths []string) error {
 	seen := map[string]bool{}
 	for _, arg := range paths {
 		p := filepath.Clean(arg)
-		st, err := os.Stat(p)
+		args, err := partition.Expand([]string{p})
 		if err != nil {
 			return err
 		}
-		if !st.IsDir() {
+		switch args[0].Kind {
+		case partition.ArgFile:
 			return &os.PathError{Op: "tail", Path: arg, Err: errors.New("not a directory (give a partition directory or a log directory)")}
-		}
-		if partition.IsPartitionDir(p) {
+		case partition.ArgPartition:
 			ld := t.logDir(filepath.Dir(p))
-			if err := t.w.add(ld.path); err != nil {
+			if err := t.w.Add(ld.path); err != nil {
 				return err
 			}
 			t.roots[p] = true
@@ -149,9 +146,11 @@ func (t *tailer) start(paths []string) error {
 		}
 		ld := t.logDir(p)
 		ld.all = true
-		if err := t.w.add(p); err != nil {
+		if err := t.w.Add(p); err != nil {
 			return err
 		}
+		// List again now that the directory is watched: a partition
+		// created in between is in the listing or raises an event.
 		l, err := partition.OpenLogDir(p)
 		if err != nil {
 			return err
@@ -166,7 +165,7 @@ func (t *tailer) start(paths []string) error {
 	// Watch every partition before reading any, so no write falls between
 	// the read and the watch.
 	for _, pd := range todo {
-		if err := t.w.add(pd.dir); err != nil {
+		if err := t.w.Add(pd.dir); err != nil {
 			return err
 		}
 	}
@@ -205,7 +204,7 @@ func (ld *logDir) lookup(p *part) int64 {
 	if p.partition < 0 {
 		return -1
 	}
-	if v, ok := ld.hw[topicPartition{p.topic, p.partition}]; ok {
+	if v, ok := ld.hw[topicPartition{Topic: p.topic, Partition: p.partition}]; ok {
 		return v
 	}
 	return -1
@@ -219,22 +218,7 @@ func readHW(dir string) map[topicPartition]int64 {
 }
 
 func readHWErr(dir string) (map[topicPartition]int64, error) {
-	m := map[topicPartition]int64{}
-	data, err := os.ReadFile(filepath.Join(dir, partition.ReplicationCheckpoint))
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return m, err
-	}
-	entries, err := format.ParseOffsetCheckpoint(data)
-	if err != nil {
-		return m, err
-	}
-	for _, e := range entries {
-		m[topicPartition{e.Topic, e.Partition}] = e.Offset
-	}
-	return m, nil
+	return partition.HighWatermarks(dir)
 }
 
 // emit sends ev unless the tail is stopping.
@@ -251,7 +235,8 @@ func (t *tailer) emit(ev Event) {
 
 // event is an event of type typ carrying p's current state.
 func (t *tailer) event(p *part, typ Type) Event {
-	ev := Event{Type: typ, Time: t.now().UTC(), Dir: p.dir, Topic: p.topic, Partition: p.partition,
+	now := t.now().UTC()
+	ev := Event{Type: typ, Time: now, Timestamp: now.UnixMilli(), Dir: p.dir, Topic: p.topic, Partition: p.partition,
 		LogStartOffset: p.leo, LogEndOffset: p.leo, HighWatermark: p.hw, Segments: len(p.segs)}
 	if len(p.segs) > 0 {
 		ev.LogStartOffset = p.segs[0].base
@@ -263,17 +248,17 @@ func (t *tailer) event(p *part, typ Type) Event {
 }
 
 func (t *tailer) loop() error {
-	fw := t.w.w
+	fw := t.w
 	for {
 		select {
 		case <-t.ctx.Done():
 			return nil
-		case ev, ok := <-fw.Events:
+		case ev, ok := <-fw.Events():
 			if !ok {
 				return errors.New("tail: the inotify watcher closed")
 			}
 			t.note(ev)
-		case err, ok := <-fw.Errors:
+		case err, ok := <-fw.Errors():
 			if !ok {
 				return errors.New("tail: the inotify watcher closed")
 			}
@@ -286,12 +271,12 @@ func (t *tailer) loop() error {
 	drain:
 		for range 4096 {
 			select {
-			case ev, ok := <-fw.Events:
+			case ev, ok := <-fw.Events():
 				if !ok {
 					break drain
 				}
 				t.note(ev)
-			case err, ok := <-fw.Errors:
+			case err, ok := <-fw.Errors():
 				if !ok {
 					break drain
 				}
@@ -317,7 +302,7 @@ func (t *tailer) noteErr(err error) error {
 		t.overflow = true
 		return nil
 	}
-	return errors.New("tail: inotify: " + err.Error())
+	return fmt.Errorf("tail: inotify: %w", err)
 }
 
 // note records the work one fsnotify event asks for. Partitions appearing
@@ -383,7 +368,7 @@ func (t *tailer) appeared(dir string, ld *logDir) {
 	if t.parts[dir] != nil {
 		return
 	}
-	if err := t.w.add(dir); err != nil {
+	if err := t.w.Add(dir); err != nil {
 		p := t.newPart(dir, ld)
 		delete(t.parts, dir)
 		t.trouble(p, err)
@@ -411,7 +396,7 @@ func (t *tailer) checkGone(p *part) {
 	if _, err := os.Stat(p.dir); err == nil {
 		return
 	}
-	t.w.remove(p.dir)
+	t.w.Remove(p.dir)
 	delete(t.parts, p.dir)
 	t.emit(t.event(p, TypePartitionRemoved))
 }
@@ -497,7 +482,8 @@ func markDir(m *map[*logDir]bool, ld *logDir) {
 func (t *tailer) reloadHW(ld *logDir) {
 	hw, err := readHWErr(ld.path)
 	if err != nil {
-		ev := Event{Type: TypeCorrupt, Time: t.now().UTC(), Dir: ld.path, Partition: -1, HighWatermark: -1,
+		now := t.now().UTC()
+		ev := Event{Type: TypeCorrupt, Time: now, Timestamp: now.UnixMilli(), Dir: ld.path, Partition: -1, HighWatermark: -1,
 			Problem: &Problem{Position: -1, Offset: -1, Message: filepath.Join(ld.path, partition.ReplicationCheckpoint) + ": " + err.Error()}}
 		t.emit(ev)
 		return

@@ -73,27 +73,24 @@ type runner struct {
 }
 
 func (r *runner) walk(p string) error {
-	st, err := os.Stat(p)
+	args, err := partition.Expand([]string{p})
 	if err != nil {
 		return err
 	}
-	if !st.IsDir() {
+	switch args[0].Kind {
+	case partition.ArgFile:
 		if err := r.flush(); err != nil {
 			return err
 		}
 		return r.piece([]string{p})
-	}
-	if partition.IsPartitionDir(p) {
+	case partition.ArgPartition:
 		r.parts = append(r.parts, p)
 		if len(r.parts) >= chunkPartitions {
 			return r.flush()
 		}
 		return nil
 	}
-	ld, err := partition.OpenLogDir(p)
-	if err != nil {
-		return err
-	}
+	ld := args[0].LogDir
 	for _, pd := range ld.Partitions {
 		if err := r.walk(pd); err != nil {
 			return err

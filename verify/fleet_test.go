@@ -481,8 +481,8 @@ func TestMetrics(t *testing.T) {
 		{metricDirBytes, []string{"log_dir", abs}, partBytes[0] + partBytes[1]},
 		{metricPartFindings, []string{"partition", "0"}, 0},
 		{metricPartFindings, []string{"partition", "1"}, 1},
-		{metricPartProblems, []string{"partition", "1", "kind", KindCRCMismatch}, 1},
-		{metricDirProblems, []string{"log_dir", abs, "kind", KindCRCMismatch}, 1},
+		{metricPartProblems, []string{"partition", "1", "kind", string(KindCRCMismatch)}, 1},
+		{metricDirProblems, []string{"log_dir", abs, "kind", string(KindCRCMismatch)}, 1},
 		{metricPartBatches, []string{"partition", "0"}, partBatches[0]},
 		{metricPartTimestamp, []string{"partition", "1"}, float64(rep.Start.UnixNano()) / 1e9},
 		{metricRunBytesRead, nil, float64(rep.BytesRead)},
@@ -519,7 +519,7 @@ func TestMetrics(t *testing.T) {
 	if got, _ := get(metricPartSkippedFiles, "partition", "0"); got != 6 {
 		t.Errorf("unchanged partition: %v files unchanged, want 6 (2 segments)", got)
 	}
-	if got, _ := get(metricPartProblems, "partition", "1", "kind", KindCRCMismatch); got != 1 {
+	if got, _ := get(metricPartProblems, "partition", "1", "kind", string(KindCRCMismatch)); got != 1 {
 		t.Errorf("the damaged partition's crc-mismatch is %v in the second run", got)
 	}
 	ents, _ := os.ReadDir(filepath.Dir(prom))
@@ -583,7 +583,7 @@ func TestRunEachSameAsRun(t *testing.T) {
 			if pieces != 4 { // 3 + 3 + 1 partitions, then the checkpoint
 				t.Errorf("%d pieces, want 4", pieces)
 			}
-			if !strings.Contains(sortedSummary(got), KindCheckpointRange) || !strings.Contains(sortedSummary(got), KindCRCMismatch) {
+			if !strings.Contains(sortedSummary(got), string(KindCheckpointRange)) || !strings.Contains(sortedSummary(got), string(KindCRCMismatch)) {
 				t.Errorf("the damage was not found:\n%s", sortedSummary(got))
 			}
 		}

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -33,7 +32,7 @@ func (v *verifier) openLogFor(f *FileReport, t task) (*source, int64, bool) {
 // openIndexAndLog opens an index file and the log it describes, reporting a
 // size that is not a whole number of entries (the broker's sanity check).
 // A nil file with a nil error means the log is missing (already reported).
-func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind, what string) (*source, *source, int64, error) {
+func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind Kind, what string) (*source, *source, int64, error) {
 	file, err := v.r.open(t.path)
 	if err != nil {
 		return nil, nil, 0, err
@@ -70,8 +69,8 @@ func (v *verifier) checkIndex(f *FileReport, t task) error {
 		if _, err := io.ReadFull(br, e[:]); err != nil {
 			break
 		}
-		off := base + int64(int32(binary.BigEndian.Uint32(e[:])))
-		pos := int64(int32(binary.BigEndian.Uint32(e[4:])))
+		ie := format.ParseIndexEntry(e[:], base)
+		off, pos := ie.Offset, ie.Pos
 		at := i * format.OffsetIndexEntrySize
 		if i > 0 && off == base {
 			break // unused preallocated entries
@@ -129,8 +128,8 @@ func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
 		if _, err := io.ReadFull(br, e[:]); err != nil {
 			break
 		}
-		ts := int64(binary.BigEndian.Uint64(e[:]))
-		off := base + int64(int32(binary.BigEndian.Uint32(e[8:])))
+		te := format.ParseTimeEntry(e[:], base)
+		ts, off := te.Timestamp, te.Offset
 		at := i * format.TimeIndexEntrySize
 		if i > 0 && off == base {
 			break

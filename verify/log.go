@@ -248,26 +248,33 @@ func (v *verifier) checkOffsetRange(f *FileReport, t task, b *format.Batch) {
 
 // scanProblem reports an entry header the scanner rejected.
 func (v *verifier) scanProblem(f *FileReport, sc *format.Scanner, pe *format.PosError) {
-	kind := KindBadLength
-	switch {
-	case errors.Is(pe, format.ErrTooLarge):
-		kind = KindTooLarge
-	case pe.Field == "magic":
-		kind = KindBadMagic
-	}
 	if t := sc.Tail(); sc.Done() && t.Kind == format.TailZeros {
 		f.add(Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
 			Message: itoa(t.Bytes) + " zero bytes after the last batch (a preallocated segment or an unclean shutdown)"})
 		return
 	}
-	f.add(Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
+	f.add(ProblemAt(pe, StageEntry, pe.Pos, pe.Offset))
 }
 
-// tailProblem classifies the bytes after the last complete batch: the start
-// of a batch that was cut short (truncated) or something else (trailing).
+// tailProblem reports the bytes after the last complete batch, unless the
+// scan already reported them (a corrupt tail) or they are a zero tail.
 func (v *verifier) tailProblem(f *FileReport, r io.ReaderAt, t format.Tail) {
 	if t.Bytes == 0 || t.Kind == format.TailCorrupt || t.Kind == format.TailZeros {
 		return
+	}
+	f.add(TailProblem(r, t))
+}
+
+// TailProblem classifies the bytes after the last complete batch of a
+// segment (t, from the scanner; r reads the segment): the start of a batch
+// that was cut short (KindTruncated: 17 bytes or fewer, or a header with a
+// plausible magic that promises more bytes than remain), or something
+// else (KindTrailingBytes, also for a zero-filled preallocated tail). It
+// is the one classifier of segment tails.
+func TailProblem(r io.ReaderAt, t format.Tail) Problem {
+	if t.Kind == format.TailZeros {
+		return Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
+			Message: itoa(t.Bytes) + " zero bytes after the last batch (a preallocated segment or an unclean shutdown)"}
 	}
 	var hdr [format.HeaderSizeUpToMagic]byte
 	n, _ := r.ReadAt(hdr[:min(int64(len(hdr)), t.Bytes)], t.Pos)
@@ -283,11 +290,10 @@ func (v *verifier) tailProblem(f *FileReport, r io.ReaderAt, t format.Tail) {
 		if t.Want > 0 {
 			msg += " of " + itoa(t.Want)
 		}
-		f.add(Problem{Kind: KindTruncated, Position: t.Pos, Offset: t.Offset, Bytes: i64(t.Bytes), Message: msg})
-		return
+		return Problem{Kind: KindTruncated, Position: t.Pos, Offset: t.Offset, Bytes: i64(t.Bytes), Message: msg}
 	}
-	f.add(Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
-		Message: itoa(t.Bytes) + " bytes after the last batch that do not start a batch"})
+	return Problem{Kind: KindTrailingBytes, Position: t.Pos, Offset: -1, Bytes: i64(t.Bytes),
+		Message: itoa(t.Bytes) + " bytes after the last batch that do not start a batch"}
 }
 
 // checkRecords decodes every record: structure, count, offset deltas,
@@ -362,23 +368,7 @@ func (v *verifier) checkControl(f *FileReport, b *format.Batch, r *format.Record
 }
 
 func (v *verifier) recordProblem(f *FileReport, b *format.Batch, err error) {
-	var pe *format.PosError
-	if !errors.As(err, &pe) {
-		f.add(Problem{Kind: KindRecordDecode, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
-		return
-	}
-	kind := KindRecordDecode
-	switch {
-	case pe.Field == "recordCount" || pe.Field == "batchLength":
-		kind = KindRecordCount
-	case errors.Is(pe, format.ErrTruncated):
-		kind = KindRecordCount
-	case errors.Is(pe, format.ErrUnsupported):
-		kind = KindUnsupportedCodec
-	case pe.Field == "records" || pe.Field == "value":
-		kind = KindDecompress
-	}
-	f.add(Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
+	f.add(ProblemAt(err, StageRecords, b.Pos, b.BaseOffset))
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

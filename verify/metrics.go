@@ -61,7 +61,7 @@ func (t *tally) add(f *FileReport) {
 		if t.problems == nil {
 			t.problems = map[string]int64{}
 		}
-		t.problems[p.Kind]++
+		t.problems[string(p.Kind)]++
 	}
 }
 

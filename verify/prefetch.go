@@ -10,14 +10,13 @@ import (
 // range it no longer holds. It is used only when a worker would otherwise be
 // idle (one segment, several jobs).
 type prefetcher struct {
-	r      io.ReaderAt
-	size   int64
-	full   chan *chunk
-	free   chan *chunk
-	stop   chan struct{}
-	done   chan struct{}
-	cur    *chunk
-	closed bool
+	r    io.ReaderAt
+	size int64
+	full chan *chunk
+	free chan *chunk
+	stop chan struct{}
+	done chan struct{}
+	cur  *chunk
 }
 
 type chunk struct {

@@ -90,7 +90,7 @@ const (
 type DeletedFile struct {
 	Type   string `json:"type"` // "deletedFile"
 	Path   string `json:"path"`
-	Kind   string `json:"kind"`
+	Kind   string `json:"fileKind"`
 	Reason string `json:"reason"`
 }
 

@@ -17,52 +17,14 @@ import (
 	"github.com/klog-dev/klog/partition"
 )
 
-// Problem kinds, a public interface (documented in the README).
-const (
-	KindCRCMismatch       = "crc-mismatch"
-	KindTruncated         = "truncated"
-	KindBadMagic          = "bad-magic"
-	KindBadLength         = "bad-length"
-	KindTooLarge          = "too-large"
-	KindTrailingBytes     = "trailing-bytes"
-	KindOffsetOrder       = "offset-order"
-	KindOffsetGap         = "offset-gap" // info only
-	KindRecordCount       = "record-count"
-	KindRecordDecode      = "record-decode"
-	KindRecordOffset      = "record-offset"
-	KindTimestamp         = "timestamp"
-	KindDecompress        = "decompress"
-	KindUnsupportedCodec  = "unsupported-codec"
-	KindControlDecode     = "control-decode"
-	KindSegmentName       = "segment-name"
-	KindSegmentOverlap    = "segment-overlap"
-	KindIndexMismatch     = "index-mismatch"
-	KindIndexOrder        = "index-order"
-	KindIndexSanity       = "index-sanity"
-	KindTimeIndexMismatch = "timeindex-mismatch"
-	KindTimeIndexOrder    = "timeindex-order"
-	KindTimeIndexSanity   = "timeindex-sanity"
-	KindSnapshotCRC       = "snapshot-crc"
-	KindSnapshotInvalid   = "snapshot-invalid"
-	KindTxnIndexInvalid   = "txnindex-invalid"
-	KindCheckpointInvalid = "checkpoint-invalid"
-	KindCheckpointRange   = "checkpoint-range"
-	KindMissingLog        = "missing-log"
-	// KindOffsetRange: a batch whose offsets its segment cannot hold (last
-	// offset below the base offset from the file name, or more than
-	// 2^31-1 above it), or a negative v0/v1 offset: the broker's recovery
-	// splits the segment or refuses to load the partition.
-	KindOffsetRange = "offset-range"
-	// KindSnapshotRange: a producer snapshot above the log end offset,
-	// which the broker deletes when it loads the partition.
-	KindSnapshotRange = "snapshot-range"
-)
-
-// Problem is one finding. Position is a byte position in the file the
-// report is about (for index problems, the entry's position in the index
-// file); Offset is a Kafka offset, or -1.
+// Problem is one finding: the one problem type of klog, shared by verify,
+// dump, the views (segments, stats, find) and tail. Position is a byte
+// position in the file (for index problems, the entry's position in the
+// index file); Offset is a Kafka offset, or -1. Path names the file when
+// the problem is not inside a FileReport (which has its own Path).
 type Problem struct {
-	Kind     string  `json:"kind"`
+	Path     string  `json:"path,omitempty"`
+	Kind     Kind    `json:"kind,omitempty"`
 	Position int64   `json:"position"`
 	Offset   int64   `json:"offset"`
 	Message  string  `json:"message"`
@@ -80,11 +42,11 @@ type FileReport struct {
 	// Kind is log, checkpoint (KRaft snapshot), index, timeindex,
 	// txnindex, snapshot, leader-epoch-checkpoint, offset-checkpoint,
 	// partition-metadata or unknown.
-	Kind     string    `json:"kind"`
+	Kind     string    `json:"fileKind"`
 	OK       bool      `json:"ok"`
 	Batches  int64     `json:"batches"`
 	Records  int64     `json:"records"`
-	Bytes    int64     `json:"bytes"`
+	Bytes    int64     `json:"sizeBytes"`
 	Problems []Problem `json:"problems"`
 	// For logs: the first and last offsets present and where the valid
 	// data ends (-1 when there is no batch).

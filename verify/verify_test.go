@@ -34,7 +34,7 @@ func kinds(f *FileReport) []string {
 	var ks []string
 	for _, p := range f.Problems {
 		if !p.Info {
-			ks = append(ks, p.Kind)
+			ks = append(ks, string(p.Kind))
 		}
 	}
 	return ks
@@ -67,8 +67,9 @@ func TestCleanFixturesVerify(t *testing.T) {
 func TestCorruptFixtures(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		dir, file, kind string
-		pos, offset     int64
+		dir, file   string
+		kind        Kind
+		pos, offset int64
 	}{
 		{"bad-crc-none", "00000000000000000000.log", KindCRCMismatch, 0, 0},
 		{"bad-magic", "00000000000000000000.log", KindBadMagic, 0, 0},
@@ -254,8 +255,8 @@ func TestPartitionChecks(t *testing.T) {
 		got = append(got, kinds(&rep.Files[i])...)
 	}
 	all := strings.Join(got, ",")
-	for _, want := range []string{KindCheckpointRange, KindSegmentOverlap, KindSegmentName} {
-		if !strings.Contains(all, want) {
+	for _, want := range []Kind{KindCheckpointRange, KindSegmentOverlap, KindSegmentName} {
+		if !strings.Contains(all, string(want)) {
 			t.Errorf("missing %s in %s", want, all)
 		}
 	}

@@ -99,7 +99,7 @@ func TestFlagsAnywhereEndToEnd(t *testing.T) {
 		code      int
 		stdoutHas string
 	}{
-		{[]string{"verify", part, "--json"}, ExitOK, `"kind":"log"`},
+		{[]string{"verify", part, "--json"}, ExitOK, `"fileKind":"log"`},
 		{[]string{"stats", part, "--json"}, ExitOK, `"type":"stats"`},
 		{[]string{"segments", part, "--json"}, ExitOK, `"type":"segment"`},
 		{[]string{"find", part, "--offset", "2"}, ExitOK, "offset"},

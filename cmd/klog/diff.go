@@ -35,7 +35,7 @@ unclean election loses.
 
 Exit status: 0 identical, or replicas only behind the leader; 1 diverged; 2
 usage or I/O trouble (including an unreadable batch in a replica).`,
-	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, viewsJSONFlag, formatFlag, maxBatchFlag},
+	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, viewsJSONFlag, formatFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
 	Action: runDiff,
 }
 
@@ -67,7 +67,12 @@ func runDiff(c *cli.Context) error {
 	if c.Int(diffMaxExtraFlag.Name) < 1 {
 		return usageError("diff: --max-extra-batches must be at least 1")
 	}
-	rep, err := inspect.Diff(args, inspect.DiffOptions{Leader: leader, MaxExtraBatches: c.Int(diffMaxExtraFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Records: c.Bool(diffRecordsFlag.Name)})
+	recOpts, err := recordOptions(c, true)
+	if err != nil {
+		return err
+	}
+	rep, err := inspect.Diff(args, inspect.DiffOptions{Leader: leader, MaxExtraBatches: c.Int(diffMaxExtraFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name),
+		Records: c.Bool(diffRecordsFlag.Name), RecordJSON: recOpts})
 	if err != nil {
 		return viewError("diff", err)
 	}

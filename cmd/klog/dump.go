@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/urfave/cli/v2"
 )
 
@@ -54,6 +57,37 @@ undecodable record was met; 2 usage or I/O trouble.`,
 	Action: runDump,
 }
 
+// dumpFilter reads the filter flags; nil when none is given.
+func dumpFilter(c *cli.Context, files []string) (*dump.Filter, error) {
+	set := c.IsSet(pidFilterFlag.Name) || c.Bool(controlOnlyFlag.Name) || c.Bool(noControlFlag.Name)
+	for _, fl := range []*cli.StringFlag{fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag} {
+		set = set || c.IsSet(fl.Name)
+	}
+	if !set {
+		return nil, nil
+	}
+	f := dump.NewFilter()
+	var err error
+	if f.FromOffset, err = dumpOffset(c, fromOffsetFlag, files); err != nil {
+		return nil, err
+	}
+	if f.ToOffset, err = dumpOffset(c, toOffsetFlag, files); err != nil {
+		return nil, err
+	}
+	if f.FromTimestamp, err = dumpTime(c, fromTSFlag); err != nil {
+		return nil, err
+	}
+	if f.ToTimestamp, err = dumpTime(c, toTSFlag); err != nil {
+		return nil, err
+	}
+	f.ProducerID = c.Int64(pidFilterFlag.Name)
+	f.ControlOnly, f.NoControl = c.Bool(controlOnlyFlag.Name), c.Bool(noControlFlag.Name)
+	if f.ControlOnly && f.NoControl {
+		return nil, usageError("dump: --control-only and --no-control exclude each other")
+	}
+	return f, nil
+}
+
 func runDump(c *cli.Context) error {
 	var files []string
 	if c.IsSet(dumpFilesFlag.Name) {
@@ -82,33 +116,8 @@ func runDump(c *cli.Context) error {
 	if opts.ValueEncoding, err = dump.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
 		return usageError("dump: --value-encoding: %v", err)
 	}
-	if c.IsSet(pidFilterFlag.Name) || c.Bool(controlOnlyFlag.Name) || c.Bool(noControlFlag.Name) {
-		opts.Filter = dump.NewFilter()
-	}
-	for _, f := range []*cli.StringFlag{fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag} {
-		if c.IsSet(f.Name) && opts.Filter == nil {
-			opts.Filter = dump.NewFilter()
-		}
-	}
-	if f := opts.Filter; f != nil {
-		var err error
-		if f.FromOffset, err = dumpOffset(c, fromOffsetFlag, files); err != nil {
-			return err
-		}
-		if f.ToOffset, err = dumpOffset(c, toOffsetFlag, files); err != nil {
-			return err
-		}
-		if f.FromTimestamp, err = dumpTime(c, fromTSFlag); err != nil {
-			return err
-		}
-		if f.ToTimestamp, err = dumpTime(c, toTSFlag); err != nil {
-			return err
-		}
-		f.ProducerID = c.Int64(pidFilterFlag.Name)
-		f.ControlOnly, f.NoControl = c.Bool(controlOnlyFlag.Name), c.Bool(noControlFlag.Name)
-		if f.ControlOnly && f.NoControl {
-			return usageError("dump: --control-only and --no-control exclude each other")
-		}
+	if opts.Filter, err = dumpFilter(c, files); err != nil {
+		return err
 	}
 	switch {
 	case c.Bool(offsetsDecoderFlag.Name):
@@ -140,7 +149,7 @@ func runDump(c *cli.Context) error {
 		return sizeOf(logs)
 	})
 	opts.OnBytes = bar.addFunc()
-	res, err := dump.Run(files, opts, c.App.Writer, c.App.ErrWriter)
+	res, err := dump.RunContext(c.Context, files, opts, c.App.Writer, c.App.ErrWriter)
 	bar.finish()
 	var ioe *dump.IOError
 	var fe *dump.FatalError
@@ -156,6 +165,31 @@ func runDump(c *cli.Context) error {
 		return &exitError{code: ExitFindings}
 	}
 	return nil
+}
+
+// recordOptions reads --key-encoding and --value-encoding for the JSON
+// record objects of any record-printing command.
+func recordOptions(c *cli.Context, data bool) (ndjson.Options, error) {
+	opts := ndjson.Options{Data: data}
+	var err error
+	if opts.KeyEncoding, err = ndjson.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
+		return opts, usageError("%s: --key-encoding: %v", c.Command.Name, err)
+	}
+	if opts.ValueEncoding, err = ndjson.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
+		return opts, usageError("%s: --value-encoding: %v", c.Command.Name, err)
+	}
+	return opts, nil
+}
+
+// writeJSONLine writes v as one JSON object of the given type; a write
+// error shows again when the output is flushed.
+func writeJSONLine(w io.Writer, typ string, v any) error { return ndjson.WriteTyped(w, typ, v) }
+
+// writeJSON writes v, which has its own "type" field, as one JSON line.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // dumpOffset reads an offset filter flag; -1 when not given. earliest,

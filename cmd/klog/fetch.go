@@ -3,17 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
-	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/urfave/cli/v2"
 )
 
@@ -46,7 +43,7 @@ object per fetch. --follow --group G runs a consumer that prints position and
 lag after each poll and commits.`,
 	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
 		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
-		fetchTimeoutFlag, fetchDataFlag},
+		fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag},
 	Action: runFetch,
 }
 
@@ -65,6 +62,10 @@ func runFetch(c *cli.Context) error {
 			return usageError("fetch: --offset: %v", err)
 		}
 		offset = &o
+	}
+	recOpts, err := recordOptions(c, c.Bool(fetchDataFlag.Name))
+	if err != nil {
+		return err
 	}
 	dir := c.String(fetchLogFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
@@ -102,7 +103,9 @@ func runFetch(c *cli.Context) error {
 		return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
 	}
 	if c.Bool(fetchJSONFlag.Name) {
-		writeFetchJSON(out, req, f, err, took)
+		if err := writeFetchJSON(out, req, f, err, took, recOpts); err != nil {
+			return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		}
 	} else {
 		writeFetchText(out, f, err, c.Bool(fetchDataFlag.Name))
 	}
@@ -135,36 +138,23 @@ func resolveFetchOffset(l *fetch.Log, o offsetSpec, hw int64, replica bool, iso 
 // frameRecords yields the whole batches of a frame and their records.
 func frameRecords(frame []byte, fn func(b *format.Batch, r *format.Record) error) error {
 	var rr format.RecordReader
-	var rec format.Record
-	for p := 0; ; {
-		n := format.EntrySize(frame[p:])
-		if n == 0 {
-			return nil
-		}
-		b, err := format.ParseBatch(frame[p:p+n], int64(p))
+	for b, err := range format.FrameBatches(frame, 0) {
 		if err != nil {
 			return err
 		}
 		if err := b.CheckCRC(); err != nil {
 			return err
 		}
-		if err := rr.Reset(b); err != nil {
-			return err
-		}
-		for {
-			err := rr.Next(&rec)
-			if err == io.EOF {
-				break
-			}
+		for r, err := range rr.Records(b) {
 			if err != nil {
 				return err
 			}
-			if err := fn(b, &rec); err != nil {
+			if err := fn(b, r); err != nil {
 				return err
 			}
 		}
-		p += n
 	}
+	return nil
 }
 
 func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) {
@@ -204,55 +194,65 @@ func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) 
 	}
 }
 
-func jsonString(b []byte) string {
-	if b == nil {
-		return "null"
-	}
-	if utf8.Valid(b) {
-		return strconv.Quote(string(b))
-	}
-	return strconv.Quote(base64.StdEncoding.EncodeToString(b))
-}
-
-func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr error, took time.Duration) {
-	fmt.Fprintf(out, `{"requestApiKeyName":"FETCH","request":{"fetchOffset":%d,"maxBytes":%d,"partitionMaxBytes":%d,"minBytes":%d,"maxWaitMs":%d,"isolationLevel":%d,"replica":%t},`,
-		req.FetchOffset, req.MaxBytes, req.PartitionMaxBytes, req.MinBytes, req.MaxWait, req.Isolation, req.Replica)
-	errCode := 0
+// writeFetchJSON writes one "fetch" object shaped like a broker request-log
+// line; its records are ndjson's record objects.
+func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr error, took time.Duration, opts ndjson.Options) error {
+	l := ndjson.Begin(nil, "fetch")
+	l = append(ndjson.Str(l, "requestApiKeyName", "FETCH"), `,"request":{"fetchOffset":`...)
+	l = strconv.AppendInt(l, req.FetchOffset, 10)
+	l = ndjson.Int(l, "maxBytes", int64(req.MaxBytes))
+	l = ndjson.Int(l, "partitionMaxBytes", int64(req.PartitionMaxBytes))
+	l = ndjson.Int(l, "minBytes", int64(req.MinBytes))
+	l = ndjson.Int(l, "maxWaitMs", req.MaxWait)
+	l = ndjson.Int(l, "isolationLevel", int64(req.Isolation))
+	l = ndjson.Bool(l, "replica", req.Replica)
+	errCode := int64(0)
 	if ferr != nil {
 		errCode = 1 // OFFSET_OUT_OF_RANGE
 	}
-	fmt.Fprintf(out, `"response":{"errorCode":%d,"highWatermark":%d,"lastStableOffset":%d,"logStartOffset":%d,"recordsSizeInBytes":%d,"truncated":%t,"truncatedRecordBytes":%d,"abortedTransactions":`,
-		errCode, f.HighWatermark, f.LastStableOffset, f.LogStartOffset, len(f.Frame), f.Truncated, f.TruncatedRecordBytes)
+	l = append(l, `},"response":{"errorCode":`...)
+	l = strconv.AppendInt(l, errCode, 10)
+	l = ndjson.Int(l, "highWatermark", f.HighWatermark)
+	l = ndjson.Int(l, "lastStableOffset", f.LastStableOffset)
+	l = ndjson.Int(l, "logStartOffset", f.LogStartOffset)
+	l = ndjson.Int(l, "recordsSizeBytes", int64(len(f.Frame)))
+	l = ndjson.Bool(l, "truncated", f.Truncated)
+	l = ndjson.Int(l, "truncatedRecordBytes", int64(f.TruncatedRecordBytes))
 	if f.AbortedTransactions == nil {
-		out.WriteString("null")
+		l = ndjson.Null(l, "abortedTransactions")
 	} else {
-		out.WriteByte('[')
+		l = append(ndjson.Field(l, "abortedTransactions"), '[')
 		for i, a := range f.AbortedTransactions {
 			if i > 0 {
-				out.WriteByte(',')
+				l = append(l, ',')
 			}
-			fmt.Fprintf(out, `{"producerId":%d,"firstOffset":%d}`, a.ProducerID, a.FirstOffset)
+			l = append(l, `{"producerId":`...)
+			l = strconv.AppendInt(l, a.ProducerID, 10)
+			l = append(ndjson.Int(l, "firstOffset", a.FirstOffset), '}')
 		}
-		out.WriteByte(']')
+		l = append(l, ']')
 	}
-	out.WriteString(`,"records":[`)
+	l = append(ndjson.Field(l, "records"), '[')
 	first := true
-	frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
+	err := frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
 		if !first {
-			out.WriteByte(',')
+			l = append(l, ',')
 		}
 		first = false
-		fmt.Fprintf(out, `{"offset":%d,"timestamp":%d,"isControl":%t,"key":%s,"value":%s`, r.Offset, r.Timestamp, b.IsControl(), jsonString(r.Key), jsonString(r.Value))
-		if r.Key != nil && !utf8.Valid(r.Key) {
-			out.WriteString(`,"keyEncoding":"base64"`)
-		}
-		if r.Value != nil && !utf8.Valid(r.Value) {
-			out.WriteString(`,"valueEncoding":"base64"`)
-		}
-		out.WriteByte('}')
-		return nil
+		var err error
+		l, err = ndjson.RecordFields(ndjson.Begin(l, "record"), b, r, &opts)
+		l = ndjson.End(l)
+		return err
 	})
-	fmt.Fprintf(out, `]},"totalTimeMs":%.3f}`+"\n", float64(took.Microseconds())/1000)
+	l = append(l, ']', '}')
+	if err != nil {
+		l = ndjson.Str(l, "error", err.Error())
+	}
+	l = append(l, `,"totalTimeMs":`...)
+	l = strconv.AppendFloat(l, float64(took.Microseconds())/1000, 'f', 3, 64)
+	l = append(l, '}', '\n')
+	_, werr := out.Write(l)
+	return werr
 }
 
 // follow runs a consumer until the context ends: poll, print, commit.
@@ -285,15 +285,14 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	recOpts, err := recordOptions(c, c.Bool(fetchDataFlag.Name))
+	if err != nil {
+		return err
+	}
+	fw := &followWriter{out: out, json: c.Bool(fetchJSONFlag.Name), opts: recOpts}
 	for ctx.Err() == nil {
 		recs, _, err := cons.Poll(ctx)
-		for _, r := range recs {
-			fmt.Fprintf(out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
-			if c.Bool(fetchDataFlag.Name) {
-				writeKeyValue(out, r.Key, r.Value)
-			}
-			out.WriteByte('\n')
-		}
+		fw.records(recs)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			out.Flush()
 			code := ExitTrouble
@@ -304,7 +303,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 			}
 			return &exitError{code: code, msg: "fetch: " + err.Error()}
 		}
-		fmt.Fprintf(out, "position: %d highWatermark: %d lag: %d\n", cons.Position(), cons.HighWatermark(), cons.Lag())
+		fw.position(cons)
 		out.Flush()
 		if c.String(fetchGroupFlag.Name) != "" {
 			if err := cons.Commit(); err != nil {
@@ -315,17 +314,64 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 	return nil
 }
 
-func validUTF8(b []byte) bool { return utf8.Valid(b) }
-
 // writeKeyValue prints " key: K payload: V" as kafka-dump-log does (Java's
 // UTF-8 decoding; nothing for null).
 func writeKeyValue(out *bufio.Writer, key, value []byte) {
 	if key != nil {
 		out.WriteString(" key: ")
-		out.Write(dump.AppendJavaUTF8(nil, key))
+		out.Write(format.AppendJavaUTF8(nil, key))
 	}
 	if value != nil {
 		out.WriteString(" payload: ")
-		out.Write(dump.AppendJavaUTF8(nil, value))
+		out.Write(format.AppendJavaUTF8(nil, value))
 	}
+}
+
+// followWriter prints a consumer's polls: records and its position after
+// each, as text or as ndjson's record objects and a "consumerPosition".
+type followWriter struct {
+	out  *bufio.Writer
+	json bool
+	opts ndjson.Options
+	l    []byte
+}
+
+func (w *followWriter) records(recs []fetch.Record) {
+	for i := range recs {
+		r := &recs[i]
+		if !w.json {
+			fmt.Fprintf(w.out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
+			if w.opts.Data {
+				writeKeyValue(w.out, r.Key, r.Value)
+			}
+			w.out.WriteByte('\n')
+			continue
+		}
+		// The consumer hands over v2 records without their batch: the
+		// record object's fields, with no sequence (-1).
+		fr := format.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers,
+			KeySize: kafkaSize(r.Key), ValueSize: kafkaSize(r.Value), Sequence: -1}
+		w.l, _ = ndjson.RecordFields(ndjson.Begin(w.l[:0], "record"), &format.Batch{Magic: format.MagicV2}, &fr, &w.opts)
+		w.l = append(ndjson.End(w.l), '\n')
+		w.out.Write(w.l)
+	}
+}
+
+func (w *followWriter) position(c *fetch.Consumer) {
+	if !w.json {
+		fmt.Fprintf(w.out, "position: %d highWatermark: %d lag: %d\n", c.Position(), c.HighWatermark(), c.Lag())
+		return
+	}
+	w.l = ndjson.Int(ndjson.Begin(w.l[:0], "consumerPosition"), "position", c.Position())
+	w.l = ndjson.Int(w.l, "highWatermark", c.HighWatermark())
+	w.l = append(ndjson.End(ndjson.Int(w.l, "lag", c.Lag())), '\n')
+	w.out.Write(w.l)
+}
+
+// kafkaSize is Kafka's size of a key or value: -1 for null.
+func kafkaSize(b []byte) int32 {
+	if b == nil {
+		return -1
+	}
+	return int32(len(b))
 }

@@ -36,7 +36,7 @@ func TestFetchCLI(t *testing.T) {
 		Request  map[string]any `json:"request"`
 		Response struct {
 			Truncated          bool  `json:"truncated"`
-			RecordsSizeInBytes int64 `json:"recordsSizeInBytes"`
+			RecordsSizeInBytes int64 `json:"recordsSizeBytes"`
 		} `json:"response"`
 	}
 	if code != ExitOK || json.Unmarshal([]byte(out), &line) != nil || !line.Response.Truncated || line.Response.RecordsSizeInBytes != 10 {

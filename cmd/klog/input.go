@@ -17,15 +17,7 @@ import (
 var isolationNames = []string{"read_uncommitted", "read_committed"}
 
 // parseIsolation reads an isolation level as Kafka's consumers spell it.
-func parseIsolation(s string) (fetch.Isolation, error) {
-	switch s {
-	case "read_uncommitted":
-		return fetch.ReadUncommitted, nil
-	case "read_committed":
-		return fetch.ReadCommitted, nil
-	}
-	return 0, errors.New("want read_uncommitted or read_committed, got " + strconv.Quote(s))
-}
+func parseIsolation(s string) (fetch.Isolation, error) { return fetch.ParseIsolation(s) }
 
 // now is the clock relative times are read against; tests replace it.
 var now = time.Now

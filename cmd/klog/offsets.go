@@ -77,27 +77,17 @@ func runOffsets(c *cli.Context) error {
 	if err != nil {
 		return usageError("offsets: --time must be earliest, latest, max-timestamp or a timestamp: %v", err)
 	}
-	iso := fetch.ReadUncommitted
-	if s := c.String(offsetsIsoFlag.Name); s == "read_committed" {
-		iso = fetch.ReadCommitted
-	} else if s != "read_uncommitted" {
-		return usageError("offsets: --isolation must be read_uncommitted or read_committed")
+	iso, err := parseIsolation(c.String(offsetsIsoFlag.Name))
+	if err != nil {
+		return usageError("offsets: --isolation: %v", err)
 	}
 	mode := partition.IndexesAsFound
 	if c.Bool(offsetsRebuildFlag.Name) {
 		mode = partition.IndexesRebuilt
 	}
-	var dirs []string
-	for _, a := range args {
-		if partition.IsPartitionDir(a) {
-			dirs = append(dirs, a)
-			continue
-		}
-		ld, err := partition.OpenLogDir(a)
-		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
-		}
-		dirs = append(dirs, ld.Partitions...)
+	dirs, err := partition.PartitionDirs(args)
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "offsets: " + err.Error()}
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()

@@ -2,14 +2,9 @@ package main
 
 import (
 	"bufio"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/produce"
@@ -63,249 +58,131 @@ func runProduce(c *cli.Context) error {
 	if c.Args().Len() > 0 {
 		return usageError("produce: unexpected arguments %q (records come from stdin)", c.Args().Slice())
 	}
-	codec, ok := format.ParseCompression(c.String(prodCodecFlag.Name))
-	if !ok {
-		return usageError("produce: unknown --compression %q", c.String(prodCodecFlag.Name))
+	feed, err := produceFeed(c)
+	if err != nil {
+		return err
 	}
-	var tsType format.TimestampType
-	switch c.String(prodTSTypeFlag.Name) {
-	case "create", "CreateTime":
-		tsType = format.CreateTime
-	case "log-append", "LogAppendTime":
-		tsType = format.LogAppendTime
-	default:
-		return usageError("produce: --timestamp-type must be create or log-append")
+	opts, err := produceOptions(c)
+	if err != nil {
+		return err
 	}
 	acks := c.String(prodAcksFlag.Name)
 	if acks != "0" && acks != "1" && acks != "all" && acks != "-1" {
 		return usageError("produce: --acks must be 0, 1 or all")
 	}
-	input := c.String(prodInputFlag.Name)
-	if input != "lines" && input != "json" {
-		return usageError("produce: --input must be lines or json")
+	pid := feed.Template.ProducerID
+	et := c.String(prodEndTxnFlag.Name)
+	switch {
+	case feed.Template.Transactional && pid < 0:
+		return usageError("produce: --transactional needs --producer-id")
+	case et != "" && et != "commit" && et != "abort":
+		return usageError("produce: --end-txn must be commit or abort")
+	case et != "" && pid < 0:
+		return usageError("produce: --end-txn needs --producer-id")
 	}
+	app, err := openAppender(c, opts)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(c.App.Writer)
+	sent := func(r produce.Result) {
+		if acks == "0" {
+			return
+		}
+		if c.Bool(prodJSONFlag.Name) {
+			fmt.Fprintf(out, `{"type":"produceResponse","baseOffset":%d,"lastOffset":%d,"logAppendTime":%d,"logStartOffset":%d}`+"\n",
+				r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
+		} else {
+			fmt.Fprintf(out, "baseOffset: %d lastOffset: %d logAppendTime: %d logStartOffset: %d\n",
+				r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
+		}
+		out.Flush() // a response is sent when the batch is appended, not at exit
+	}
+	if et != "" {
+		var r produce.Result
+		if r, err = app.EndTxn(pid, feed.Template.ProducerEpoch, et == "commit", int32(c.Int(prodCoordFlag.Name))); err == nil {
+			sent(r)
+		}
+	} else {
+		err = feed.Run(c.Context, app, c.App.Reader, sent)
+	}
+	out.Flush()
+	if cerr := app.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	var ie *produce.InputError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ie):
+		return usageError("produce: stdin line %d: %v", ie.Line, ie.Err)
+	}
+	return &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+}
+
+// produceFeed reads the input and batching flags.
+func produceFeed(c *cli.Context) (*produce.Feed, error) {
+	codec, ok := format.ParseCompression(c.String(prodCodecFlag.Name))
+	if !ok {
+		return nil, usageError("produce: unknown --compression %q", c.String(prodCodecFlag.Name))
+	}
+	tsType, err := format.ParseTimestampType(c.String(prodTSTypeFlag.Name))
+	if err != nil {
+		return nil, usageError("produce: --timestamp-type: %v", err)
+	}
+	input, err := produce.ParseInputFormat(c.String(prodInputFlag.Name))
+	if err != nil {
+		return nil, usageError("produce: --%s: %v", prodInputFlag.Name, err)
+	}
+	return &produce.Feed{Format: input, KeySeparator: c.String(prodKeySepFlag.Name),
+		MaxRecords: c.Int(prodRecordsFlag.Name), MaxBytes: c.Int(prodBytesFlag.Name),
+		Template: produce.Batch{Compression: codec, TimestampType: tsType, ProducerID: c.Int64(prodPIDFlag.Name),
+			ProducerEpoch: int16(c.Int(prodEpochFlag.Name)), Transactional: c.Bool(prodTxnFlag.Name)}}, nil
+}
+
+// produceOptions reads the appender's flags.
+func produceOptions(c *cli.Context) (produce.Options, error) {
 	opts := produce.Options{
 		SegmentBytes:       c.Int64(prodSegmentFlag.Name),
 		IndexIntervalBytes: c.Int64(prodIntervalFlag.Name),
 		TruncateInvalid:    c.Bool(prodTruncFlag.Name),
 		Wait:               c.Bool(prodWaitFlag.Name),
 	}
-	switch c.String(prodFsyncFlag.Name) {
-	case "batch":
-		opts.Sync = produce.SyncBatch
-	case "end":
-		opts.Sync = produce.SyncAtClose
-	case "never":
-		opts.Sync = produce.SyncNever
-	default:
-		return usageError("produce: --fsync must be batch, end or never")
+	var err error
+	if opts.Sync, err = produce.ParseSync(c.String(prodFsyncFlag.Name)); err != nil {
+		return opts, usageError("produce: --fsync: %v", err)
 	}
-	epochSet := c.IsSet(prodLeaderFlag.Name)
 	if e := c.Int(prodLeaderFlag.Name); e < 0 || e > math.MaxInt32 {
-		return usageError("produce: --leader-epoch must be between 0 and %d", math.MaxInt32)
+		return opts, usageError("produce: --leader-epoch must be between 0 and %d", math.MaxInt32)
 	}
 	opts.PartitionLeaderEpoch = int32(c.Int(prodLeaderFlag.Name))
-	pid := c.Int64(prodPIDFlag.Name)
-	if c.Bool(prodTxnFlag.Name) && pid < 0 {
-		return usageError("produce: --transactional needs --producer-id")
-	}
-	app, err := produce.Open(c.String(prodLogFlag.Name), opts)
+	return opts, nil
+}
+
+// openAppender opens the partition for appending at the leader epoch the
+// flags ask for: a leader keeps writing at the partition's current epoch;
+// an older one is fenced (FENCED_LEADER_EPOCH).
+func openAppender(c *cli.Context, opts produce.Options) (*produce.Appender, error) {
+	app, err := produce.OpenContext(c.Context, c.String(prodLogFlag.Name), opts)
 	if err != nil {
 		var ite *produce.InvalidTailError
 		if errors.As(err, &ite) {
-			return &exitError{code: ExitFindings, msg: "produce: " + err.Error()}
+			return nil, &exitError{code: ExitFindings, msg: "produce: " + err.Error()}
 		}
-		return &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+		return nil, &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
 	}
-	// A leader keeps writing at the partition's current epoch; an older one
-	// is fenced (FENCED_LEADER_EPOCH).
 	if latest := app.LatestLeaderEpoch(); latest > opts.PartitionLeaderEpoch {
-		if epochSet {
+		if c.IsSet(prodLeaderFlag.Name) {
 			app.Close()
-			return &exitError{code: ExitTrouble, msg: fmt.Sprintf("produce: --leader-epoch %d is below the partition's latest leader epoch %d (a broker fences it)", opts.PartitionLeaderEpoch, latest)}
+			return nil, &exitError{code: ExitTrouble, msg: fmt.Sprintf("produce: --leader-epoch %d is below the partition's latest leader epoch %d (a broker fences it)", opts.PartitionLeaderEpoch, latest)}
 		}
 		if err := app.SetLeaderEpoch(latest); err != nil {
 			app.Close()
-			return &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+			return nil, &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
 		}
 	}
 	if t := app.Truncated; t != nil {
 		fmt.Fprintf(c.App.ErrWriter, "klog: produce: cut %d bytes at position %d of %s (%s)\n", t.Bytes, t.Pos, t.Segment, t.Reason)
 	}
-	out := bufio.NewWriter(c.App.Writer)
-	report := func(r produce.Result) {
-		if acks == "0" {
-			return
-		}
-		if c.Bool(prodJSONFlag.Name) {
-			fmt.Fprintf(out, `{"baseOffset":%d,"lastOffset":%d,"logAppendTime":%d,"logStartOffset":%d}`+"\n",
-				r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
-			out.Flush()
-			return
-		}
-		fmt.Fprintf(out, "baseOffset: %d lastOffset: %d logAppendTime: %d logStartOffset: %d\n",
-			r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
-		out.Flush() // a response is sent when the batch is appended, not at exit
-	}
-	runErr := func() error {
-		if et := c.String(prodEndTxnFlag.Name); et != "" {
-			if et != "commit" && et != "abort" {
-				return usageError("produce: --end-txn must be commit or abort")
-			}
-			if pid < 0 {
-				return usageError("produce: --end-txn needs --producer-id")
-			}
-			r, err := app.EndTxn(pid, int16(c.Int(prodEpochFlag.Name)), et == "commit", int32(c.Int(prodCoordFlag.Name)))
-			if err != nil {
-				return &exitError{code: ExitTrouble, msg: err.Error()}
-			}
-			report(r)
-			return nil
-		}
-		batch := &produce.Batch{Compression: codec, TimestampType: tsType, ProducerID: pid,
-			ProducerEpoch: int16(c.Int(prodEpochFlag.Name)), Transactional: c.Bool(prodTxnFlag.Name)}
-		maxRecs, maxBytes := c.Int(prodRecordsFlag.Name), c.Int(prodBytesFlag.Name)
-		if maxRecs <= 0 {
-			maxRecs = 1
-		}
-		pending := 0
-		flush := func() error {
-			if len(batch.Records) == 0 {
-				return nil
-			}
-			r, err := app.Append(batch)
-			if err != nil {
-				return &exitError{code: ExitTrouble, msg: err.Error()}
-			}
-			report(r)
-			batch.Records = batch.Records[:0]
-			pending = 0
-			return nil
-		}
-		in := bufio.NewReaderSize(c.App.Reader, 1<<20)
-		sep := c.String(prodKeySepFlag.Name)
-		for lineNo := 1; ; lineNo++ {
-			line, err := in.ReadBytes('\n')
-			if len(line) == 0 && err == io.EOF {
-				break
-			}
-			if err != nil && err != io.EOF {
-				return &exitError{code: ExitTrouble, msg: "produce: reading stdin: " + err.Error()}
-			}
-			line = trimNewline(line)
-			var rec format.Record
-			if input == "json" {
-				if len(strings.TrimSpace(string(line))) == 0 {
-					continue
-				}
-				if rec, err = parseJSONRecord(line); err != nil {
-					return usageError("produce: stdin line %d: %v", lineNo, err)
-				}
-			} else {
-				rec.Value = line
-				if sep != "" {
-					if i := strings.Index(string(line), sep); i >= 0 {
-						rec.Key, rec.Value = line[:i], line[i+len(sep):]
-					}
-				}
-			}
-			batch.Records = append(batch.Records, rec)
-			pending += len(rec.Key) + len(rec.Value)
-			if len(batch.Records) >= maxRecs || pending >= maxBytes {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		return flush()
-	}()
-	out.Flush()
-	if err := app.Close(); err != nil && runErr == nil {
-		runErr = &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
-	}
-	return runErr
-}
-
-func trimNewline(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
-	}
-	// ReadBytes gave a fresh slice; make it non-nil even when empty: an
-	// empty line is an empty value, as kafka-console-producer sends it,
-	// not a null (a tombstone).
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
-type jsonHeader struct {
-	Key           string          `json:"key"`
-	Value         json.RawMessage `json:"value"`
-	ValueEncoding string          `json:"valueEncoding"`
-}
-
-type jsonRecord struct {
-	Key           json.RawMessage `json:"key"`
-	Value         json.RawMessage `json:"value"`
-	KeyEncoding   string          `json:"keyEncoding"`
-	ValueEncoding string          `json:"valueEncoding"`
-	Headers       []jsonHeader    `json:"headers"`
-	Timestamp     *int64          `json:"timestamp"`
-}
-
-// parseJSONRecord reads one --input json line: the same convention as dump's
-// JSON (strings, null, or base64 with keyEncoding/valueEncoding).
-func parseJSONRecord(line []byte) (format.Record, error) {
-	var jr jsonRecord
-	dec := json.NewDecoder(strings.NewReader(string(line)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&jr); err != nil {
-		return format.Record{}, err
-	}
-	var rec format.Record
-	var err error
-	if rec.Key, err = jsonBytes(jr.Key, jr.KeyEncoding); err != nil {
-		return rec, fmt.Errorf("key: %w", err)
-	}
-	if rec.Value, err = jsonBytes(jr.Value, jr.ValueEncoding); err != nil {
-		return rec, fmt.Errorf("value: %w", err)
-	}
-	for _, h := range jr.Headers {
-		v, err := jsonBytes(h.Value, h.ValueEncoding)
-		if err != nil {
-			return rec, fmt.Errorf("header %q: %w", h.Key, err)
-		}
-		rec.Headers = append(rec.Headers, format.Header{Key: []byte(h.Key), Value: v})
-	}
-	if jr.Timestamp != nil {
-		if *jr.Timestamp < 0 {
-			return rec, errors.New("timestamp must not be negative")
-		}
-		rec.Timestamp = *jr.Timestamp
-	}
-	return rec, nil
-}
-
-func jsonBytes(raw json.RawMessage, enc string) ([]byte, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, errors.New("must be a string or null")
-	}
-	switch enc {
-	case "", "utf8", "text":
-		if s == "" {
-			return []byte{}, nil
-		}
-		return []byte(s), nil
-	case "base64":
-		return base64.StdEncoding.DecodeString(s)
-	}
-	return nil, errors.New("unknown encoding " + strconv.Quote(enc))
+	return app, nil
 }

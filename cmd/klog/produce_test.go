@@ -482,7 +482,7 @@ func buildKlog(t *testing.T, dir string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	bin := filepath.Join(dir, "klog")
 	cmd := exec.Command(goTool, "build", "-o", bin, ".")

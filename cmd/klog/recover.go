@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
@@ -39,7 +39,7 @@ to load. --salvage scans past corrupt regions for the next valid batch and
 exports the records that can still be saved (NDJSON on stdout), reporting
 every skipped byte range on stderr. Exit status: 0 Kafka changes nothing, 1
 Kafka changes the partition or refuses to load it, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag},
+	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag, keyEncFlag, valueEncFlag},
 	Action: runRecover,
 }
 
@@ -48,6 +48,10 @@ func runRecover(c *cli.Context) error {
 		return usageError("recover: give one partition directory")
 	}
 	dir := c.Args().First()
+	recOpts, err := recordOptions(c, true)
+	if err != nil {
+		return err
+	}
 	plan, err := verify.PlanRecovery(dir, verify.RecoverOptions{})
 	if err != nil {
 		return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
@@ -60,7 +64,7 @@ func runRecover(c *cli.Context) error {
 		defer report.Flush()
 	}
 	if c.Bool(recoverJSONFlag.Name) {
-		json.NewEncoder(report).Encode(plan)
+		writeJSON(report, plan) // a "recovery" object
 	} else {
 		writePlanText(report, plan)
 	}
@@ -81,28 +85,30 @@ func runRecover(c *cli.Context) error {
 		if err != nil {
 			return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
 		}
+		w := ndjson.NewWriter(out, recOpts)
 		for _, s := range d.Segments {
 			if s.Log == "" {
 				continue
 			}
+			path := s.Log
+			withPath := func(l []byte) []byte { return ndjson.Str(l, "path", path) }
 			skipped, err := verify.Salvage(s.Log, 0, func(b *format.Batch, r *format.Record) error {
 				if b.IsControl() {
 					return nil
 				}
-				fmt.Fprintf(out, `{"offset":%d,"timestamp":%d,"key":%s,"value":%s`, r.Offset, r.Timestamp, jsonString(r.Key), jsonString(r.Value))
-				if r.Key != nil && !validUTF8(r.Key) {
-					out.WriteString(`,"keyEncoding":"base64"`)
-				}
-				if r.Value != nil && !validUTF8(r.Value) {
-					out.WriteString(`,"valueEncoding":"base64"`)
-				}
-				out.WriteString("}\n")
-				return nil
+				return w.Record(b, r, withPath)
 			})
+			if err == nil {
+				err = w.Flush()
+			}
 			if err != nil {
 				return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
 			}
 			for _, k := range skipped {
+				if c.Bool(recoverJSONFlag.Name) {
+					writeJSONLine(report, "skipped", k)
+					continue
+				}
 				fmt.Fprintf(report, "%s: skipped bytes %d..%d (%d bytes)\n", k.Path, k.From, k.To, k.To-k.From)
 			}
 		}
@@ -157,5 +163,3 @@ func dropped(s verify.SegmentRecovery) string {
 	}
 	return ", dropping offsets " + strconv.FormatInt(s.FirstDropped, 10) + ".." + strconv.FormatInt(s.LastDropped, 10)
 }
-
-func replaceExt(p, ext string) string { return p[:len(p)-len(filepath.Ext(p))] + ext }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/dump"
-	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/replicate"
 	"github.com/urfave/cli/v2"
 )
@@ -54,50 +51,9 @@ table (one row per change), or --json one line per RPC.`,
 }
 
 func runReplicate(c *cli.Context) error {
-	var brokers []int32
-	for _, s := range strings.Split(c.String(replBrokersFlag.Name), ",") {
-		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
-		if err != nil {
-			return usageError("replicate: bad --brokers %q", c.String(replBrokersFlag.Name))
-		}
-		brokers = append(brokers, int32(v))
-	}
-	var acks replicate.Acks
-	switch c.String(replAcksFlag.Name) {
-	case "0":
-		acks = replicate.AcksNone
-	case "1":
-		acks = replicate.AcksLeader
-	case "all", "-1":
-		acks = replicate.AcksAll
-	default:
-		return usageError("replicate: --acks must be 0, 1 or all")
-	}
-	delays := map[int32]time.Duration{}
-	for _, d := range c.StringSlice(replDelayFlag.Name) {
-		id, dur, ok := strings.Cut(d, "=")
-		v, err1 := strconv.ParseInt(id, 10, 32)
-		dd, err2 := time.ParseDuration(dur)
-		if !ok || err1 != nil || err2 != nil {
-			return usageError("replicate: --follower-delay takes broker=duration, got %q", d)
-		}
-		delays[int32(v)] = dd
-	}
-	stops, err := parseAt(c.StringSlice(replStopFlag.Name), "--stop")
+	cfg, sc, err := replicateConfig(c)
 	if err != nil {
 		return err
-	}
-	restarts, err := parseAt(c.StringSlice(replRestartFlag.Name), "--restart")
-	if err != nil {
-		return err
-	}
-	tick := c.Duration(replTickFlag.Name)
-	cfg := replicate.Config{Dir: c.String(replDirFlag.Name), Topic: c.String(replTopicFlag.Name), Partition: int32(c.Int(replPartFlag.Name)),
-		Brokers: brokers, MinInsyncReplicas: c.Int(replMinISRFlag.Name), Tick: tick,
-		ReplicaLagTimeMax: c.Duration(replLagFlag.Name), FollowerDelay: delays}
-	step := c.Bool(replStepFlag.Name)
-	if !step {
-		cfg.Now = time.Now
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
@@ -113,287 +69,76 @@ func runReplicate(c *cli.Context) error {
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	jsonOut := c.Bool(replJSONFlag.Name)
-	enc := json.NewEncoder(out)
 	rpcSeen := len(cl.RPCs())
-	flushRPCs := func() {
+	sc.AfterTick = func() {
 		for _, r := range cl.RPCs()[rpcSeen:] {
 			if jsonOut {
-				enc.Encode(r)
+				writeJSONLine(out, "rpc", r)
 			}
 		}
 		rpcSeen = len(cl.RPCs())
 		out.Flush()
 	}
-	var cons *fetch.Consumer
-	var rd *reader
-	readerPos := int64(-1)
-	group := c.String(replGroupFlag.Name)
-	type consRow struct {
-		moment int
-		pos    int64
+	res, err := cl.Run(c.Context, sc)
+	sc.AfterTick()
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
 	}
-	var consRows []consRow
-	records, every := c.Int(replRecordsFlag.Name), max(1, c.Int(replEveryFlag.Name))
-	maxTicks := c.Int(replTicksFlag.Name)
-	limit := maxTicks
-	if limit <= 0 {
-		limit = 100000
-	}
-	produced := 0
-	var calls []*replicate.ProduceCall
-	crashAt := c.Int(replCrashFlag.Name)
-	for t := 0; t < limit; t++ {
-		if c.Context.Err() != nil {
-			break
-		}
-		if t == crashAt {
-			if _, err := cl.CrashLeader(); err != nil {
-				return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
-			}
-			if cons != nil {
-				cons.Close()
-				cons = nil
-			}
-			if rd != nil {
-				rd.stop()
-				rd = nil
-			}
-		}
-		for _, id := range stops[t] {
-			cl.Stop(id)
-		}
-		for _, id := range restarts[t] {
-			if err := cl.Restart(id); err != nil {
-				return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
-			}
-		}
-		if produced < records && t%every == 0 {
-			v := []byte("record-" + strconv.FormatInt(cl.Leader().LEO(), 10))
-			calls = append(calls, cl.Produce([][]byte{v}, acks))
-			produced++
-		}
-		if err := cl.Step(); err != nil {
-			return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
-		}
-		if group != "" && step {
-			if cons == nil {
-				cons, err = fetch.NewConsumer(cl.Leader().Dir, fetch.ConsumerConfig{Group: group, StartOffset: -1, HighWatermark: -1})
-				if err != nil {
-					return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
-				}
-			}
-			before := cons.Position()
-			if _, err := cl.Consume(cons); err != nil {
-				return &exitError{code: ExitTrouble, msg: "replicate: consumer: " + err.Error()}
-			}
-			if cons.Position() != before {
-				cl.Commit(cons, group)
-				consRows = append(consRows, consRow{noteRead(cl, before, cons.Position()), cons.Position()})
-			}
-			readerPos = cons.Position()
-		}
-		if group != "" && !step {
-			if rd == nil {
-				rd, err = startReader(c.Context, cl.Leader().Dir, group)
-				if err != nil {
-					return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
-				}
-			}
-		drain:
-			for {
-				select {
-				case ev := <-rd.events:
-					if ev.err != nil {
-						return &exitError{code: ExitTrouble, msg: "replicate: consumer: " + ev.err.Error()}
-					}
-					cl.LogConsumerFetch(&ev.fetched, ev.took)
-					if ev.after != ev.before {
-						cl.LogCommit(group, ev.after, ev.commitErr)
-						consRows = append(consRows, consRow{noteRead(cl, ev.before, ev.after), ev.after})
-					}
-					readerPos = ev.after
-				default:
-					break drain
-				}
-			}
-		}
-		flushRPCs()
-		if !step {
-			time.Sleep(tick)
-		}
-		if maxTicks <= 0 && produced == records && cl.HighWatermark() == cl.Leader().LEO() && allDone(calls) &&
-			t >= lastPlanned(stops, restarts, crashAt) && len(cl.ISR()) == aliveCount(cl) &&
-			(group == "" || readerPos == cl.HighWatermark()) {
-			break
-		}
-	}
-	if cons != nil {
-		cons.Close()
-	}
-	if rd != nil {
-		rd.stop()
-	}
-	flushRPCs()
 	if jsonOut {
 		return nil
 	}
-	header := []string{"Moment", "Leader log end offset"}
-	for _, b := range cl.Brokers()[1:] {
-		name := "Follower " + cl.Name(b.ID)
-		header = append(header, name+" next fetch")
-	}
-	header = append(header, "High watermark", "A reader can see")
-	if group != "" {
-		header = append(header, "Consumer position")
-	}
-	var rows [][]string
-	ci := 0
-	lastPos := "0"
-	for i, m := range cl.Moments() {
-		for ci < len(consRows) && consRows[ci].moment <= i {
-			lastPos = strconv.FormatInt(consRows[ci].pos, 10)
-			ci++
-		}
-		r := []string{m.Label, strconv.FormatInt(m.LeaderLEO, 10)}
-		r = append(r, m.Followers...)
-		r = append(r, strconv.FormatInt(m.HW, 10), m.Visible)
-		if group != "" {
-			r = append(r, lastPos)
-		}
-		rows = append(rows, r)
-	}
+	header, rows := cl.Table(res, sc.Group != "")
 	if err := dump.WriteTable(styled(c, out, "table"), header, rows); err != nil {
 		return &exitError{code: ExitTrouble, msg: "replicate: " + err.Error()}
 	}
-	for i, call := range calls {
-		status := "no response (acks=0)"
-		switch {
-		case call.Err != nil:
-			status = call.Err.Error()
-		case call.Done:
-			status = fmt.Sprintf("answered at tick %d", call.DoneTick)
-		case call.Acks == replicate.AcksAll:
-			status = "waiting for the high watermark"
-		}
-		fmt.Fprintf(out, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, status)
+	for i, call := range res.Calls {
+		fmt.Fprintf(out, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, call.Status())
 	}
 	return nil
 }
 
-func allDone(calls []*replicate.ProduceCall) bool {
-	for _, c := range calls {
-		if !c.Done && c.Acks != replicate.AcksNone {
-			return false
+// replicateConfig reads the flags into the cluster's configuration and the
+// scenario to run.
+func replicateConfig(c *cli.Context) (replicate.Config, replicate.Scenario, error) {
+	var cfg replicate.Config
+	var sc replicate.Scenario
+	for _, s := range strings.Split(c.String(replBrokersFlag.Name), ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+		if err != nil {
+			return cfg, sc, usageError("replicate: bad --brokers %q", c.String(replBrokersFlag.Name))
 		}
+		cfg.Brokers = append(cfg.Brokers, int32(v))
 	}
-	return true
-}
-
-// noteRead adds the table row for a reader's fetch and returns its index.
-func noteRead(cl *replicate.Cluster, before, after int64) int {
-	label := "The reader fetches offsets " + strconv.FormatInt(before, 10) + " to " + strconv.FormatInt(after-1, 10)
-	if after-1 == before {
-		label = "The reader fetches offset " + strconv.FormatInt(before, 10)
-	}
-	cl.Note(label)
-	return len(cl.Moments()) - 1
-}
-
-// reader is a consumer long-polling the leader on its own goroutine, as a
-// real consumer does concurrently with replication (real-time mode).
-type reader struct {
-	events chan readEvent
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-type readEvent struct {
-	before, after int64
-	fetched       fetch.Fetched
-	took          time.Duration
-	commitErr     error
-	err           error
-}
-
-func startReader(ctx context.Context, dir, group string) (*reader, error) {
-	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{Group: group, StartOffset: -1, HighWatermark: -1,
-		MinBytes: 1, MaxWait: 500 * time.Millisecond})
+	acks, err := replicate.ParseAcks(c.String(replAcksFlag.Name))
 	if err != nil {
-		return nil, err
+		return cfg, sc, usageError("replicate: --%s: %v", replAcksFlag.Name, err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	r := &reader{events: make(chan readEvent, 64), cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		defer cons.Close()
-		for ctx.Err() == nil {
-			before := cons.Position()
-			start := time.Now()
-			_, f, err := cons.Poll(ctx)
-			if ctx.Err() != nil {
-				return
-			}
-			ev := readEvent{before: before, after: cons.Position(), took: time.Since(start), err: err}
-			if f != nil {
-				// Only the frame's length is logged; its bytes belong to
-				// the consumer's buffer.
-				ev.fetched = *f
-			}
-			if ev.after != before {
-				ev.commitErr = cons.Commit()
-			}
-			select {
-			case r.events <- ev:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
+	delays := map[int32]time.Duration{}
+	for _, d := range c.StringSlice(replDelayFlag.Name) {
+		id, dur, ok := strings.Cut(d, "=")
+		v, err1 := strconv.ParseInt(id, 10, 32)
+		dd, err2 := time.ParseDuration(dur)
+		if !ok || err1 != nil || err2 != nil {
+			return cfg, sc, usageError("replicate: --follower-delay takes broker=duration, got %q", d)
 		}
-	}()
-	return r, nil
-}
-
-func (r *reader) stop() {
-	r.cancel()
-	<-r.done
-}
-
-// parseAt reads ID@TICK values into tick -> broker ids.
-func parseAt(vals []string, flag string) (map[int][]int32, error) {
-	out := map[int][]int32{}
-	for _, v := range vals {
-		id, at, ok := strings.Cut(v, "@")
-		i, err1 := strconv.ParseInt(id, 10, 32)
-		t, err2 := strconv.Atoi(at)
-		if !ok || err1 != nil || err2 != nil || t < 0 {
-			return nil, usageError("replicate: %s takes ID@TICK, got %q", flag, v)
-		}
-		out[t] = append(out[t], int32(i))
+		delays[int32(v)] = dd
 	}
-	return out, nil
-}
-
-// lastPlanned is the last tick with a planned stop, restart or crash.
-func lastPlanned(stops, restarts map[int][]int32, crash int) int {
-	last := crash
-	for t := range stops {
-		last = max(last, t)
+	stops, err := replicate.ParseAt(c.StringSlice(replStopFlag.Name))
+	if err != nil {
+		return cfg, sc, usageError("replicate: --stop: %v", err)
 	}
-	for t := range restarts {
-		last = max(last, t)
+	restarts, err := replicate.ParseAt(c.StringSlice(replRestartFlag.Name))
+	if err != nil {
+		return cfg, sc, usageError("replicate: --restart: %v", err)
 	}
-	return last
-}
-
-// aliveCount is how many brokers are running.
-func aliveCount(cl *replicate.Cluster) int {
-	n := 0
-	for _, b := range cl.Brokers() {
-		if b.Alive() {
-			n++
-		}
+	cfg.Dir, cfg.Topic, cfg.Partition = c.String(replDirFlag.Name), c.String(replTopicFlag.Name), int32(c.Int(replPartFlag.Name))
+	cfg.MinInsyncReplicas, cfg.Tick = c.Int(replMinISRFlag.Name), c.Duration(replTickFlag.Name)
+	cfg.ReplicaLagTimeMax, cfg.FollowerDelay = c.Duration(replLagFlag.Name), delays
+	if !c.Bool(replStepFlag.Name) {
+		cfg.Now = time.Now
 	}
-	return n
+	sc = replicate.Scenario{Records: c.Int(replRecordsFlag.Name), ProduceEvery: c.Int(replEveryFlag.Name), Acks: acks,
+		Ticks: c.Int(replTicksFlag.Name), Stops: stops, Restarts: restarts, CrashLeaderAt: c.Int(replCrashFlag.Name),
+		Group: c.String(replGroupFlag.Name)}
+	return cfg, sc, nil
 }

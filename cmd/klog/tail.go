@@ -14,7 +14,9 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/tail"
+	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
 
@@ -42,48 +44,20 @@ rolls, deletions and truncations, partitions appearing and disappearing.
 place on a terminal and printed as snapshots otherwise. Watches directories
 with inotify (one watch per directory; see fs.inotify.max_user_watches) and
 never polls. Exit status 0 on Ctrl-C or --timeout, 2 on trouble.`,
-	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailFromFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag},
+	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailFromFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag, keyEncFlag, valueEncFlag},
 	Action: runTail,
 }
 
-// tableRefresh is how often --table redraws while anything changes.
-const tableRefresh = 500 * time.Millisecond
-
-func runTail(c *cli.Context) error {
-	paths := c.Args().Slice()
-	if len(paths) == 0 {
-		return usageError("tail: no PATH given (a partition directory or a log directory)")
-	}
-	if c.Bool(tailJSONFlag.Name) && c.Bool(tailTableFlag.Name) {
-		return usageError("tail: --json and --table exclude each other")
-	}
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
-	if d := c.Duration(tailTimeoutFlag.Name); d > 0 {
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
-	var r tailRenderer
-	switch {
-	case c.Bool(tailJSONFlag.Name):
-		r = newTailJSON(out, c.Bool(tailDataFlag.Name))
-	case c.Bool(tailTableFlag.Name):
-		r = newTailTable(out, isTerminal(c.App.Writer))
-	default:
-		r = &tailText{w: out, data: c.Bool(tailDataFlag.Name)}
-	}
-
-	events := make(chan tail.Event, 256)
-	done := make(chan error, 1)
+// tailOptions reads where to start (--from-beginning, --from).
+func tailOptions(c *cli.Context) (tail.Options, error) {
 	opts := tail.Options{FromBeginning: c.Bool(tailBeginFlag.Name)}
 	if c.IsSet(tailFromFlag.Name) {
 		o, err := parseOffset(c.String(tailFromFlag.Name))
 		if err != nil {
-			return usageError("tail: --from: %v", err)
+			return opts, usageError("tail: --from: %v", err)
 		}
 		if opts.FromBeginning && o.kind != offsetEarliest {
-			return usageError("tail: --from-beginning and --from %s exclude each other", o)
+			return opts, usageError("tail: --from-beginning and --from %s exclude each other", o)
 		}
 		switch o.kind {
 		case offsetEarliest:
@@ -95,8 +69,28 @@ func runTail(c *cli.Context) error {
 			opts.FromBeginning = o.n == 0
 		}
 	}
-	go func() { done <- tail.Run(ctx, paths, opts, events) }()
+	return opts, nil
+}
 
+// newTailRenderer is the renderer the flags ask for.
+func newTailRenderer(c *cli.Context, out *bufio.Writer) (tailRenderer, error) {
+	switch {
+	case c.Bool(tailJSONFlag.Name):
+		opts, err := recordOptions(c, true)
+		if err != nil {
+			return nil, err
+		}
+		return newTailJSON(out, c.Bool(tailDataFlag.Name), opts), nil
+	case c.Bool(tailTableFlag.Name):
+		return newTailTable(out, isTerminal(c.App.Writer)), nil
+	}
+	return &tailText{w: out, data: c.Bool(tailDataFlag.Name)}, nil
+}
+
+// pumpTail renders events until the channel closes (flushing whenever it
+// is drained) and, for the table, redraws on a ticker. The first write
+// error cancels the tail; events are drained until Run returns.
+func pumpTail(events <-chan tail.Event, r tailRenderer, out *bufio.Writer, cancel context.CancelFunc) error {
 	var tick <-chan time.Time
 	if _, ok := r.(*tailTable); ok {
 		t := time.NewTicker(tableRefresh)
@@ -104,12 +98,11 @@ func runTail(c *cli.Context) error {
 		tick = t.C
 	}
 	var werr error
-loop:
 	for {
 		select {
 		case ev, ok := <-events:
 			if !ok {
-				break loop
+				return werr
 			}
 			if werr != nil {
 				continue // drain until Run returns
@@ -132,7 +125,39 @@ loop:
 			}
 		}
 	}
-	err := <-done
+}
+
+// tableRefresh is how often --table redraws while anything changes.
+const tableRefresh = 500 * time.Millisecond
+
+func runTail(c *cli.Context) error {
+	paths := c.Args().Slice()
+	if len(paths) == 0 {
+		return usageError("tail: no PATH given (a partition directory or a log directory)")
+	}
+	if c.Bool(tailJSONFlag.Name) && c.Bool(tailTableFlag.Name) {
+		return usageError("tail: --json and --table exclude each other")
+	}
+	opts, err := tailOptions(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	if d := c.Duration(tailTimeoutFlag.Name); d > 0 {
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	r, err := newTailRenderer(c, out)
+	if err != nil {
+		return err
+	}
+	events := make(chan tail.Event, 256)
+	done := make(chan error, 1)
+	go func() { done <- tail.Run(ctx, paths, opts, events) }()
+	werr := pumpTail(events, r, out, cancel)
+	err = <-done
 	if werr == nil {
 		werr = r.close()
 		if ferr := out.Flush(); werr == nil {
@@ -175,25 +200,8 @@ func (t *tailText) event(ev tail.Event) error {
 	prefix := partitionLabel(&ev) + ": "
 	l := append(t.line[:0], prefix...)
 	switch ev.Type {
-	case tail.TypeState, tail.TypePartitionAdded:
-		if ev.Type == tail.TypePartitionAdded {
-			l = append(l, "partition appeared: "...)
-		}
-		l = append(l, "logStartOffset: "...)
-		l = strconv.AppendInt(l, ev.LogStartOffset, 10)
-		l = append(l, " logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		l = appendHW(l, &ev)
-		l = append(l, " segments: "...)
-		l = strconv.AppendInt(l, int64(ev.Segments), 10)
-		if ev.Segment != "" {
-			l = append(l, " activeSegment: "...)
-			l = append(l, ev.Segment...)
-		}
-	case tail.TypePartitionRemoved:
-		l = append(l, "partition disappeared (last logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		l = append(l, ')')
+	case tail.TypeState, tail.TypePartitionAdded, tail.TypePartitionRemoved:
+		l = appendPartitionLine(l, &ev)
 	case tail.TypeBatch:
 		l = dump.AppendBatchLine(l, ev.Batch)
 		l = l[:len(l)-1] // the newline comes below
@@ -203,16 +211,63 @@ func (t *tailText) event(ev tail.Event) error {
 				return err
 			}
 		}
-	case tail.TypeLogEndOffset:
+	case tail.TypeLogEndOffset, tail.TypeHighWatermark:
+		l = appendOffsetsLine(l, &ev)
+	case tail.TypeRoll, tail.TypeSegmentDeleted, tail.TypeTruncated, tail.TypePartial:
+		l = appendSegmentLine(l, &ev)
+	case tail.TypeCorrupt, tail.TypeError:
+		l = appendProblemLine(l, &ev)
+	default:
+		l = append(l, ev.Type...)
+	}
+	l = append(l, '\n')
+	t.line = l
+	_, err := t.w.Write(l)
+	return err
+}
+
+// appendPartitionLine: a partition's state, appearance or disappearance.
+func appendPartitionLine(l []byte, ev *tail.Event) []byte {
+	if ev.Type == tail.TypePartitionRemoved {
+		l = append(l, "partition disappeared (last logEndOffset: "...)
+		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
+		return append(l, ')')
+	}
+	if ev.Type == tail.TypePartitionAdded {
+		l = append(l, "partition appeared: "...)
+	}
+	l = append(l, "logStartOffset: "...)
+	l = strconv.AppendInt(l, ev.LogStartOffset, 10)
+	l = append(l, " logEndOffset: "...)
+	l = strconv.AppendInt(l, ev.LogEndOffset, 10)
+	l = appendHW(l, ev)
+	l = append(l, " segments: "...)
+	l = strconv.AppendInt(l, int64(ev.Segments), 10)
+	if ev.Segment != "" {
+		l = append(l, " activeSegment: "...)
+		l = append(l, ev.Segment...)
+	}
+	return l
+}
+
+// appendOffsetsLine: a log end offset or high watermark change.
+func appendOffsetsLine(l []byte, ev *tail.Event) []byte {
+	if ev.Type == tail.TypeLogEndOffset {
 		l = append(l, "logEndOffset: "...)
 		l = appendChange(l, ev.Change)
-		l = appendHW(l, &ev)
-	case tail.TypeHighWatermark:
-		l = append(l, "highWatermark: "...)
-		l = appendChange(l, ev.Change)
-		l = append(l, " logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		l = appendGap(l, &ev)
+		return appendHW(l, ev)
+	}
+	l = append(l, "highWatermark: "...)
+	l = appendChange(l, ev.Change)
+	l = append(l, " logEndOffset: "...)
+	l = strconv.AppendInt(l, ev.LogEndOffset, 10)
+	return appendGap(l, ev)
+}
+
+// appendSegmentLine: a roll, a deleted or truncated segment, or a batch
+// still being written.
+func appendSegmentLine(l []byte, ev *tail.Event) []byte {
+	switch ev.Type {
 	case tail.TypeRoll:
 		l = append(l, "segment rolled: "...)
 		l = append(l, ev.Segment...)
@@ -244,7 +299,7 @@ func (t *tailText) event(ev tail.Event) error {
 		}
 		l = append(l, ", logEndOffset: "...)
 		l = appendChange(l, ev.Change)
-		l = appendHW(l, &ev)
+		l = appendHW(l, ev)
 	case tail.TypePartial:
 		if p := ev.Partial; p != nil {
 			l = append(l, "waiting for the rest of the batch at position "...)
@@ -259,28 +314,27 @@ func (t *tailText) event(ev tail.Event) error {
 			}
 			l = append(l, " bytes written"...)
 		}
-	case tail.TypeCorrupt, tail.TypeError:
-		l = append(l, ev.Type...)
-		l = append(l, ": "...)
-		if ev.Segment != "" {
-			l = append(l, ev.Segment...)
-			l = append(l, ' ')
-		}
-		if p := ev.Problem; p != nil {
-			if p.Position >= 0 {
-				l = append(l, "position "...)
-				l = strconv.AppendInt(l, p.Position, 10)
-				l = append(l, ": "...)
-			}
-			l = append(l, p.Message...)
-		}
-	default:
-		l = append(l, ev.Type...)
 	}
-	l = append(l, '\n')
-	t.line = l
-	_, err := t.w.Write(l)
-	return err
+	return l
+}
+
+// appendProblemLine: data the tail cannot read, or trouble.
+func appendProblemLine(l []byte, ev *tail.Event) []byte {
+	l = append(l, ev.Type...)
+	l = append(l, ": "...)
+	if ev.Segment != "" {
+		l = append(l, ev.Segment...)
+		l = append(l, ' ')
+	}
+	if p := ev.Problem; p != nil {
+		if p.Position >= 0 {
+			l = append(l, "position "...)
+			l = strconv.AppendInt(l, p.Position, 10)
+			l = append(l, ": "...)
+		}
+		l = append(l, p.Message...)
+	}
+	return l
 }
 
 // records appends the batch's record lines (each on its own line after
@@ -352,72 +406,67 @@ func appendGap(l []byte, ev *tail.Event) []byte {
 }
 
 // tailJSON writes each event as one JSON object per line; with records,
-// a "record" object per record follows each batch.
+// ndjson's "record" object per record follows each batch, with the
+// partition's dir, topic and partition.
 type tailJSON struct {
 	enc  *json.Encoder
+	w    *ndjson.Writer
 	data bool
 	rr   format.RecordReader
-	rec  format.Record
 }
 
-func newTailJSON(w io.Writer, data bool) *tailJSON {
+func newTailJSON(w *bufio.Writer, data bool, opts ndjson.Options) *tailJSON {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return &tailJSON{enc: enc, data: data}
+	return &tailJSON{enc: enc, w: ndjson.NewWriter(w, opts), data: data}
 }
 
 func (t *tailJSON) tick(time.Time) error { return nil }
-func (t *tailJSON) close() error         { return nil }
-
-// tailRecord is the JSON form of one record of a new batch.
-type tailRecord struct {
-	Type      string             `json:"type"`
-	Time      time.Time          `json:"time"`
-	Topic     string             `json:"topic"`
-	Partition int32              `json:"partition"`
-	Offset    int64              `json:"offset"`
-	Timestamp int64              `json:"timestamp"`
-	Key       []byte             `json:"key"`
-	Value     []byte             `json:"value"`
-	Headers   []tailRecordHeader `json:"headers,omitempty"`
-	Error     string             `json:"error,omitempty"`
-}
-
-type tailRecordHeader struct {
-	Key   string `json:"key"`
-	Value []byte `json:"value"`
-}
+func (t *tailJSON) close() error         { return t.w.Err() }
 
 func (t *tailJSON) event(ev tail.Event) error {
-	if err := t.enc.Encode(ev); err != nil {
+	if ev.Type == tail.TypeBatch && ev.Batch != nil {
+		// ndjson's batch object, with the event's partition state.
+		t.w.Batch(ev.Batch, func(l []byte) []byte { return appendEventFields(l, &ev) })
+	} else if err := t.enc.Encode(ev); err != nil { // ev has its "type"
 		return err
 	}
 	if !t.data || ev.Batch == nil {
 		return nil
 	}
-	rec := tailRecord{Type: "record", Time: ev.Time, Topic: ev.Topic, Partition: ev.Partition}
-	if err := t.rr.Reset(ev.Batch); err != nil {
-		rec.Offset, rec.Error = ev.Batch.BaseOffset, err.Error()
-		return t.enc.Encode(rec)
+	more := func(l []byte) []byte {
+		l = ndjson.Str(l, "dir", ev.Dir)
+		l = ndjson.Str(l, "topic", ev.Topic)
+		return ndjson.Int(l, "partition", int64(ev.Partition))
 	}
-	for {
-		err := t.rr.Next(&t.rec)
-		if err == io.EOF {
-			return nil
+	var err error
+	for r, rerr := range t.rr.Records(ev.Batch) {
+		if err = rerr; err != nil {
+			break
 		}
-		if err != nil {
-			rec.Error = err.Error()
-			return t.enc.Encode(rec)
-		}
-		r := &t.rec
-		rec.Offset, rec.Timestamp, rec.Key, rec.Value, rec.Headers = r.Offset, r.Timestamp, r.Key, r.Value, rec.Headers[:0]
-		for _, h := range r.Headers {
-			rec.Headers = append(rec.Headers, tailRecordHeader{Key: string(h.Key), Value: h.Value})
-		}
-		if err := t.enc.Encode(rec); err != nil {
-			return err
-		}
+		t.w.Record(ev.Batch, r, more)
 	}
+	if err != nil {
+		p := verify.ProblemAt(err, verify.StageRecords, ev.Batch.Pos, ev.Batch.BaseOffset)
+		p.Path = filepath.Join(ev.Dir, ev.Segment)
+		t.w.Emit(ndjson.End(ndjson.ProblemFields(ndjson.Begin(t.w.Line(), "problem"), &p)))
+	}
+	return t.w.Err()
+}
+
+// appendEventFields writes the fields every tail event has.
+func appendEventFields(l []byte, ev *tail.Event) []byte {
+	l = ndjson.Int(l, "timestamp", ev.Timestamp)
+	l = ndjson.Str(l, "time", ev.Time.Format(time.RFC3339Nano))
+	l = ndjson.Str(l, "dir", ev.Dir)
+	l = ndjson.Str(l, "topic", ev.Topic)
+	l = ndjson.Int(l, "partition", int64(ev.Partition))
+	l = ndjson.Int(l, "logStartOffset", ev.LogStartOffset)
+	l = ndjson.Int(l, "logEndOffset", ev.LogEndOffset)
+	l = ndjson.Int(l, "highWatermark", ev.HighWatermark)
+	l = ndjson.Int(l, "gap", ev.Gap)
+	l = ndjson.Int(l, "segments", int64(ev.Segments))
+	return ndjson.Str(l, "segment", ev.Segment)
 }
 
 // tailTable keeps one row per partition and draws it with tablewriter:

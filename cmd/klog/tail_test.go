@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/jsoncontract"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 )
@@ -224,30 +225,33 @@ func TestTailJSON(t *testing.T) {
 	writeCheckpoint(t, logDir, format.OffsetEntry{Topic: "orders", Partition: 2, Offset: 1})
 	k := startKlog(t, "tail", "--json", "--from-beginning", "--print-data-log", dir)
 	type ev struct {
-		Type          string          `json:"type"`
-		Time          time.Time       `json:"time"`
-		Topic         string          `json:"topic"`
-		Partition     int32           `json:"partition"`
-		LogEndOffset  int64           `json:"logEndOffset"`
-		HighWatermark int64           `json:"highWatermark"`
-		Gap           int64           `json:"gap"`
-		Batch         *map[string]any `json:"batch"`
+		Type          string    `json:"type"`
+		Time          time.Time `json:"time"`
+		Topic         string    `json:"topic"`
+		Partition     int32     `json:"partition"`
+		LogEndOffset  int64     `json:"logEndOffset"`
+		HighWatermark int64     `json:"highWatermark"`
+		Gap           int64     `json:"gap"`
+		BaseOffset    *int64    `json:"baseOffset"`
 		Change        *struct{ From, To int64 }
 		Offset        int64  `json:"offset"`
-		Value         []byte `json:"value"`
+		Value         string `json:"value"`
 	}
 	parse := func(l string) ev {
 		t.Helper()
 		var e ev
+		if err := jsoncontract.Line([]byte(l)); err != nil {
+			t.Fatal(err)
+		}
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatalf("%v: %s", err, l)
 		}
-		if e.Time.IsZero() || !strings.Contains(l, `Z"`) || e.Topic != "orders" || e.Partition != 2 {
+		if (e.Type != "record" && (e.Time.IsZero() || !strings.Contains(l, `Z"`))) || e.Topic != "orders" || e.Partition != 2 {
 			t.Fatalf("line lacks a UTC time, topic or partition: %s", l)
 		}
 		return e
 	}
-	if e := parse(k.line(`"type":"batch"`)); (*e.Batch)["baseOffset"] != 0.0 || e.LogEndOffset != 1 {
+	if e := parse(k.line(`"type":"batch"`)); e.BaseOffset == nil || *e.BaseOffset != 0 || e.LogEndOffset != 1 {
 		t.Fatalf("replayed batch %+v", e)
 	}
 	if e := parse(k.line(`"type":"record"`)); e.Offset != 0 || string(e.Value) != "old" {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
@@ -45,6 +44,25 @@ Exit status: 0 clean, 1 findings, 2 usage or I/O trouble.`,
 	Action: runVerify,
 }
 
+// verifyProgress wires a progress bar into opts when one is wanted and
+// returns where it will be: RunEach starts each piece (a few hundred
+// partitions) with its own total, so the bar starts with the first piece
+// and its total grows piece by piece. A nil bar draws nothing.
+func verifyProgress(c *cli.Context, opts *verify.Options, jsonOut bool) **progress {
+	var bar *progress
+	if progressWanted(c, jsonOut) {
+		var total atomic.Int64
+		opts.OnStart = func(_ int, n int64) {
+			total.Add(n)
+			if bar == nil {
+				bar = newProgress(c, "verifying", jsonOut, total.Load)
+			}
+		}
+		opts.OnBytes = func(n int64) { bar.add(n) }
+	}
+	return &bar
+}
+
 func runVerify(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -55,9 +73,7 @@ func runVerify(c *cli.Context) error {
 	defer cancel()
 	jsonOut, quiet, failFast := c.Bool(verifyJSONFlag.Name), c.Bool(verifyQuiet.Name), c.Bool(verifyFailFastFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
-	enc := json.NewEncoder(out)
 	var (
-		bar      *progress
 		sum      verifySummary
 		stopped  bool
 		writeErr error
@@ -67,18 +83,7 @@ func runVerify(c *cli.Context) error {
 	if err := fleetOptions(c, &opts); err != nil {
 		return err
 	}
-	if progressWanted(c, jsonOut) {
-		// RunEach starts each piece (a few hundred partitions) with its
-		// own total: the bar's total grows piece by piece.
-		var total atomic.Int64
-		opts.OnStart = func(_ int, n int64) {
-			total.Add(n)
-			if bar == nil {
-				bar = newProgress(c, "verifying", jsonOut, total.Load)
-			}
-		}
-		opts.OnBytes = func(n int64) { bar.add(n) }
-	}
+	bar := verifyProgress(c, &opts, jsonOut)
 	fleet := newFleetOutputs(c, &opts)
 	opts.OnFile = func(f *verify.FileReport) {
 		if stopped {
@@ -87,7 +92,7 @@ func runVerify(c *cli.Context) error {
 		sum.add(f)
 		bad := !f.OK
 		if jsonOut {
-			if err := enc.Encode(f); err != nil && writeErr == nil {
+			if err := writeJSONLine(out, "fileReport", f); err != nil && writeErr == nil {
 				writeErr = err
 			}
 		} else if !quiet || bad {
@@ -95,7 +100,7 @@ func runVerify(c *cli.Context) error {
 			writeVerdict(&b, f)
 			out.WriteString(b.String())
 		}
-		bar.clear()
+		(*bar).clear()
 		if err := out.Flush(); err != nil && writeErr == nil {
 			writeErr = err
 		}
@@ -110,7 +115,7 @@ func runVerify(c *cli.Context) error {
 		fleet.add(rep)
 		return nil
 	})
-	bar.finish()
+	(*bar).finish()
 	if err != nil && !(stopped && errors.Is(err, context.Canceled)) {
 		if errors.Is(err, context.Canceled) && c.Context.Err() != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
@@ -205,7 +210,7 @@ func writeVerdict(b *strings.Builder, f *verify.FileReport) {
 		if p.Info {
 			b.WriteString("info: ")
 		}
-		b.WriteString(p.Kind + " at position " + strconv.FormatInt(p.Position, 10))
+		b.WriteString(string(p.Kind) + " at position " + strconv.FormatInt(p.Position, 10))
 		if p.Offset >= 0 {
 			b.WriteString(", offset " + strconv.FormatInt(p.Offset, 10))
 		}

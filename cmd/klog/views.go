@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
@@ -130,7 +129,7 @@ or time index entry used does not match the log, or a record on the way
 cannot be decoded (the answer is still given, from a scan of the segment
 start when the index entry is unusable); 2 usage or I/O trouble, or an
 offset out of range (below the first segment, or at or past the log end).`,
-	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag},
+	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
 	Action: runFind,
 }
 
@@ -145,7 +144,7 @@ func runSegments(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("segments: no DIR given")
 	}
-	dirs, err := dump.PartitionDirs(args)
+	dirs, err := inspect.PartitionDirs(args)
 	if err != nil {
 		return viewError("segments", err)
 	}
@@ -162,18 +161,18 @@ func runSegments(c *cli.Context) error {
 	defer bar.finish()
 	findings := 0
 	for i, d := range dirs {
-		ps, err := dump.Segments(c.Context, d, dump.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
+		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
 			return viewError("segments", err)
 		}
 		findings += ps.Findings()
 		if format == "json" {
-			err = dump.WriteSegmentsJSON(out, ps)
+			err = inspect.WriteSegmentsJSON(out, ps)
 		} else {
 			if i > 0 {
 				out.WriteString("\n")
 			}
-			err = dump.WriteSegmentsTable(styled(c, out, format), ps)
+			err = inspect.WriteSegmentsTable(styled(c, out, format), ps)
 		}
 		if err != nil {
 			return viewError("segments", err)
@@ -205,17 +204,17 @@ func runStats(c *cli.Context) error {
 		return err
 	}
 	bar := newProgress(c, "reading", format == "json", func() int64 {
-		files, _ := dump.StatsFiles(args) // errors are CollectStats's to report
+		files, _ := inspect.StatsFiles(args) // errors are CollectStats's to report
 		return sizeOf(files)
 	})
-	rep, err := dump.CollectStats(c.Context, args, dump.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
+	rep, err := inspect.CollectStats(c.Context, args, inspect.StatsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 	bar.finish()
 	if err != nil {
 		return viewError("stats", err)
 	}
 	var whatIf *inspect.WhatIfReport
 	if whatIfCodecs != nil {
-		files, err := dump.StatsFiles(args)
+		files, err := inspect.StatsFiles(args)
 		if err != nil {
 			return viewError("stats", err)
 		}
@@ -229,12 +228,12 @@ func runStats(c *cli.Context) error {
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
 		if format == "json" {
-			if err := dump.WriteStatsJSON(w, rep); err != nil || whatIf == nil {
+			if err := inspect.WriteStatsJSON(w, rep); err != nil || whatIf == nil {
 				return err
 			}
 			return inspect.WriteWhatIfJSON(w, whatIf)
 		}
-		if err := dump.WriteStatsTable(styled(c, w, format), rep, c.Int(statsTopFlag.Name)); err != nil || whatIf == nil {
+		if err := inspect.WriteStatsTable(styled(c, w, format), rep, c.Int(statsTopFlag.Name)); err != nil || whatIf == nil {
 			return err
 		}
 		if _, err := io.WriteString(w, "\n"); err != nil {
@@ -259,7 +258,7 @@ func runFind(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var q dump.FindQuery
+	var q inspect.FindQuery
 	switch byOff, byTS := c.IsSet(findOffsetFlag.Name), c.IsSet(findTimestampFlag.Name); {
 	case byOff == byTS:
 		return usageError("find: give exactly one of --offset and --timestamp")
@@ -293,18 +292,22 @@ func runFind(c *cli.Context) error {
 	if err != nil {
 		return viewError("find", err)
 	}
-	res, err := dump.Find(d, q, dump.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name)})
+	recOpts, err := recordOptions(c, true)
 	if err != nil {
-		if errors.Is(err, dump.ErrOffsetOutOfRange) {
+		return err
+	}
+	res, err := inspect.FindContext(c.Context, d, q, inspect.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
+	if err != nil {
+		if errors.Is(err, inspect.ErrOffsetOutOfRange) {
 			return &exitError{code: ExitTrouble, msg: "find: " + err.Error()}
 		}
 		return viewError("find", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
 		if format == "json" {
-			return dump.WriteFindJSON(w, res)
+			return inspect.WriteFindJSON(w, res)
 		}
-		return dump.WriteFindTable(styled(c, w, format), res, c.Int(findMaxDataFlag.Name))
+		return inspect.WriteFindTable(styled(c, w, format), res, c.Int(findMaxDataFlag.Name))
 	}); err != nil {
 		return viewError("find", err)
 	}

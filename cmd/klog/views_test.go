@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -99,7 +99,7 @@ func TestViewsExitCodes(t *testing.T) {
 		{"segments of a file", []string{"segments", filepath.Join(producer, "00000000000000000000.log")}, ExitTrouble, "", "not a directory"},
 		{"stats", []string{"stats", producer}, ExitOK, "Bytes per hour", ""},
 		{"stats of files and dirs", []string{"stats", filepath.Join(producer, "00000000000000000000.log"), sparse}, ExitOK, "snappy", ""},
-		{"stats, partial last batch", []string{"stats", segments(t, "kafka-written", "derived-corrupt", "truncated-tail")}, ExitFindings, "trailing-bytes", ""},
+		{"stats, partial last batch", []string{"stats", segments(t, "kafka-written", "derived-corrupt", "truncated-tail")}, ExitFindings, "truncated", ""},
 		{"stats, bad --top", []string{"stats", "--top", "-1", producer}, ExitTrouble, "", "--top"},
 		{"stats, missing", []string{"stats", missing}, ExitTrouble, "", "nope"},
 		{"find offset", []string{"find", "--offset", "1234600", sparse}, ExitOK, "entry 0: offset 1234587 -> position 1119 (ok)", ""},
@@ -148,7 +148,7 @@ func TestViewsJSON(t *testing.T) {
 		if code != ExitFindings || len(ls) != 4 {
 			t.Fatalf("exit %d, %d lines", code, len(ls))
 		}
-		var last dump.SegmentRow
+		var last inspect.SegmentRow
 		if err := json.Unmarshal([]byte(ls[3]), &last); err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestViewsJSON(t *testing.T) {
 	})
 	t.Run("stats", func(t *testing.T) {
 		code, ls := lines(t, "stats", "--json", producer)
-		var r dump.StatsReport
+		var r inspect.StatsReport
 		if code != ExitOK || len(ls) != 1 {
 			t.Fatalf("exit %d, %d lines", code, len(ls))
 		}
@@ -171,7 +171,7 @@ func TestViewsJSON(t *testing.T) {
 	})
 	t.Run("find", func(t *testing.T) {
 		code, ls := lines(t, "find", "--json", "--offset", "24", badIndexPartition(t))
-		var r dump.FindResult
+		var r inspect.FindResult
 		if code != ExitFindings || len(ls) != 1 {
 			t.Fatalf("exit %d, %d lines", code, len(ls))
 		}

@@ -1,7 +1,8 @@
-package dump
+package inspect
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -537,5 +539,33 @@ func TestFindShowsModTimeFallback(t *testing.T) {
 		if !strings.Contains(b.String(), "the .log's modification time (the time index has no entry)") {
 			t.Errorf("mtime %d: the table does not say the modification time decided:\n%s", c.mtime, b.String())
 		}
+	}
+}
+
+// TestFindContext: a find that has to scan stops when its context ends.
+func TestFindContext(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "t-0")
+	a, err := produce.Open(dir, produce.Options{IndexIntervalBytes: 1 << 30}) // no index entries: scan from 0
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		if _, err := a.Append(&produce.Batch{ProducerID: -1, Records: []format.Record{{Value: []byte("v")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	d, err := partition.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := FindContext(context.Background(), d, FindQuery{Offset: 999}, FindOptions{}); err != nil || !res.Found {
+		t.Fatalf("find: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FindContext(ctx, d, FindQuery{Offset: 999}, FindOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled: %v, want context.Canceled", err)
 	}
 }

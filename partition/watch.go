@@ -1,7 +1,8 @@
-package tail
+package partition
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -33,7 +34,6 @@ type WatchLimitError struct {
 
 func (e *WatchLimitError) Error() string {
 	var b strings.Builder
-	b.WriteString("tail: ")
 	if e.Path != "" {
 		b.WriteString("cannot watch " + e.Path + ": ")
 	} else {
@@ -85,28 +85,40 @@ func watchError(path string, err error, held int) error {
 	case path == "" && errors.Is(err, syscall.EMFILE):
 		return &WatchLimitError{Sysctl: sysctlMaxInstances, Limit: readLimit(sysctlMaxInstances), Watches: held, Err: err}
 	case path == "":
-		return errors.New("tail: inotify: " + err.Error())
+		return fmt.Errorf("inotify: %w", err)
 	}
 	return &os.PathError{Op: "watch", Path: path, Err: err}
 }
 
-// watcher wraps the fsnotify watcher and counts the watches it holds.
-type watcher struct {
+// Watcher is klog's one file system watcher (fsnotify: inotify on Linux,
+// kqueue on the BSDs and macOS, ReadDirectoryChangesW on Windows): tail and
+// fetch's long polls watch partition and log directories through it. It
+// counts the directories it watches, so that running out of inotify
+// watches is reported as a WatchLimitError that says which limit to raise.
+type Watcher struct {
 	w     *fsnotify.Watcher
 	paths map[string]bool
 }
 
-func newWatcher() (*watcher, error) {
-	// A buffer lets a burst of kernel events queue while one is handled.
-	w, err := fsnotify.NewBufferedWatcher(4096)
+// NewWatcher starts a watcher whose event queue holds buffer events (0: the
+// unbuffered default), so a burst of kernel events can queue while one is
+// handled.
+func NewWatcher(buffer int) (*Watcher, error) {
+	var w *fsnotify.Watcher
+	var err error
+	if buffer > 0 {
+		w, err = fsnotify.NewBufferedWatcher(uint(buffer))
+	} else {
+		w, err = fsnotify.NewWatcher()
+	}
 	if err != nil {
 		return nil, watchError("", err, 0)
 	}
-	return &watcher{w: w, paths: map[string]bool{}}, nil
+	return &Watcher{w: w, paths: map[string]bool{}}, nil
 }
 
-// add watches directory path (idempotent).
-func (w *watcher) add(path string) error {
+// Add watches directory path (idempotent).
+func (w *Watcher) Add(path string) error {
 	if w.paths[path] {
 		return nil
 	}
@@ -117,13 +129,24 @@ func (w *watcher) add(path string) error {
 	return nil
 }
 
-// remove forgets path; the kernel has already dropped the watch of a
+// Remove forgets path; the kernel has already dropped the watch of a
 // deleted directory, so errors are ignored.
-func (w *watcher) remove(path string) {
+func (w *Watcher) Remove(path string) {
 	if w.paths[path] {
 		delete(w.paths, path)
 		w.w.Remove(path)
 	}
 }
 
-func (w *watcher) close() error { return w.w.Close() }
+// Len is how many directories are watched.
+func (w *Watcher) Len() int { return len(w.paths) }
+
+// Events are the file system events; closed by Close.
+func (w *Watcher) Events() <-chan fsnotify.Event { return w.w.Events }
+
+// Errors are the watcher's errors (fsnotify.ErrEventOverflow when the
+// kernel queue overflowed); closed by Close.
+func (w *Watcher) Errors() <-chan error { return w.w.Errors }
+
+// Close stops the watcher.
+func (w *Watcher) Close() error { return w.w.Close() }

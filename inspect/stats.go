@@ -1,10 +1,11 @@
-package dump
+package inspect
 
 import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io"
 	"math"
 	"math/bits"
@@ -65,7 +66,7 @@ type StatsReport struct {
 	Batches int64  `json:"batches"`
 	Records int64  `json:"records"`
 	// Bytes is the size of all batches on disk.
-	Bytes int64 `json:"bytes"`
+	Bytes int64 `json:"sizeBytes"`
 	// MinTimestamp and MaxTimestamp are the smallest and largest batch max
 	// timestamps (epoch ms, -1 when none), MinTime/MaxTime in ISO-8601 UTC.
 	MinTimestamp int64  `json:"minTimestamp"`
@@ -162,10 +163,10 @@ type ProducerStat struct {
 // HourStats is one UTC hour: Hour is its start in ISO-8601, HourMs in epoch
 // ms.
 type HourStats struct {
-	Hour    string `json:"hour"`
-	HourMs  int64  `json:"hourMs"`
+	Hour    string `json:"hourTime"`
+	HourMs  int64  `json:"hourTimestamp"`
 	Batches int64  `json:"batches"`
-	Bytes   int64  `json:"bytes"`
+	Bytes   int64  `json:"sizeBytes"`
 }
 
 // StatsFiles expands paths into the segments to read: a file is read as a
@@ -174,22 +175,22 @@ type HourStats struct {
 func StatsFiles(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		args, err := partition.Expand([]string{p})
 		if err != nil {
-			return nil, &IOError{Path: p, Err: err}
+			return nil, &dump.IOError{Path: p, Err: err}
 		}
-		if !st.IsDir() {
+		dirs := []string{p}
+		switch args[0].Kind {
+		case partition.ArgFile:
 			out = append(out, p)
 			continue
-		}
-		dirs, err := PartitionDirs([]string{p})
-		if err != nil {
-			return nil, err
+		case partition.ArgLogDir:
+			dirs = args[0].LogDir.Partitions
 		}
 		for _, dp := range dirs {
 			d, err := partition.Open(dp)
 			if err != nil {
-				return nil, &IOError{Path: dp, Err: err}
+				return nil, &dump.IOError{Path: dp, Err: err}
 			}
 			for _, s := range d.Segments {
 				if s.Log != "" {
@@ -273,16 +274,16 @@ func (c *statsCollector) problem(p ViewProblem) {
 func (c *statsCollector) addFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return &IOError{Path: path, Err: err}
+		return &dump.IOError{Path: path, Err: err}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return &IOError{Path: path, Err: err}
+		return &dump.IOError{Path: path, Err: err}
 	}
 	if c.opts.OnBytes != nil {
-		pr := &progressReaderAt{r: f, onBytes: c.opts.OnBytes}
-		defer pr.done(st.Size())
+		pr := dump.NewProgressReaderAt(f, c.opts.OnBytes)
+		defer pr.Done(st.Size())
 		return c.add(path, pr, st.Size())
 	}
 	return c.add(path, f, st.Size())
@@ -304,7 +305,7 @@ func (c *statsCollector) add(path string, r io.ReaderAt, size int64) error {
 			}
 			var pe *format.PosError
 			if !errors.As(err, &pe) {
-				return &IOError{Path: path, Err: err}
+				return &dump.IOError{Path: path, Err: err}
 			}
 			// A zero tail is a preallocated segment, not damage.
 			if !c.sc.Done() || c.sc.Tail().Kind != format.TailZeros {
@@ -320,8 +321,9 @@ func (c *statsCollector) add(path string, r io.ReaderAt, size int64) error {
 	if t := c.sc.Tail(); t.Kind != format.TailNone && t.Kind != format.TailZeros && t.Kind != format.TailCorrupt {
 		// A corrupt tail was reported with its error above; a zero tail
 		// is a preallocated segment.
-		c.problem(ViewProblem{Path: path, Kind: verify.KindTrailingBytes, Position: t.Pos, Offset: t.Offset,
-			Message: strconv.FormatInt(t.Bytes, 10) + " bytes after the last complete batch (" + t.Kind.String() + ")"})
+		p := verify.TailProblem(r, t)
+		p.Path = path
+		c.problem(p)
 	}
 	return nil
 }
@@ -343,7 +345,7 @@ func (c *statsCollector) batch(path string, b *format.Batch) {
 			c.buf = out[:0]
 			if err != nil {
 				ok = false
-				c.problem(ViewProblem{Path: path, Kind: verify.KindDecompress, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+				c.problem(ViewProblem{Path: path, Kind: verify.Classify(err, verify.StageDecompress), Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
 			}
 			decoded = int64(len(out))
 		}
@@ -624,7 +626,7 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 		{"files", strconv.Itoa(r.Files)},
 		{"batches", viewItoa(r.Batches)},
 		{"records", viewItoa(r.Records)},
-		{"bytes", viewBytes(r.Bytes)},
+		{"bytes", dump.ViewBytes(r.Bytes)},
 		{"first batch time", viewTimeText(r.MinTimestamp)},
 		{"last batch time", viewTimeText(r.MaxTimestamp)},
 		{"control", viewItoa(r.ControlBatches) + " batches (" + pct(r.ControlBatchShare) + "), " + viewItoa(r.ControlRecords) + " records (" + pct(r.ControlRecordShare) + ")"},
@@ -700,7 +702,7 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 		return err
 	}
 	for _, p := range r.Problems {
-		if _, err := io.WriteString(w, "  "+p.Kind+": "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message+"\n"); err != nil {
+		if _, err := io.WriteString(w, "  "+string(p.Kind)+": "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message+"\n"); err != nil {
 			return err
 		}
 	}
@@ -715,5 +717,5 @@ func statsSection(w io.Writer, title string, header []string, rows [][]string) e
 	if _, err := io.WriteString(w, title+"\n"); err != nil {
 		return err
 	}
-	return WriteTable(w, header, rows)
+	return dump.WriteTable(w, header, rows)
 }

@@ -1,10 +1,12 @@
-package dump
+package internaltopic
 
 import (
 	"encoding/base64"
 	"encoding/binary"
 	"math"
 	"strconv"
+
+	"github.com/klog-dev/klog/format"
 )
 
 // A schema interpreter: messageReader reads one message of the Kafka
@@ -370,7 +372,7 @@ func appendValueJSON(dst []byte, f *field, version int16, v *value, asArray bool
 		dst = appendKafkaUUID(dst, v.b)
 		return append(dst, '"')
 	case typeString:
-		return appendJacksonString(dst, string(AppendJavaUTF8(nil, v.b)))
+		return AppendJacksonString(dst, string(format.AppendJavaUTF8(nil, v.b)))
 	case typeBytes:
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, v.b)
@@ -413,7 +415,7 @@ func isDefault(f *field, v *value) bool {
 		if f.def.null {
 			return v.null
 		}
-		return !v.null && string(AppendJavaUTF8(nil, v.b)) == f.def.s
+		return !v.null && string(format.AppendJavaUTF8(nil, v.b)) == f.def.s
 	case typeBytes:
 		if f.def.null {
 			return v.null
@@ -532,4 +534,34 @@ func appendJavaDouble(dst []byte, f float64) []byte {
 	}
 	dst = append(dst, 'E')
 	return strconv.AppendInt(dst, int64(exp), 10)
+}
+
+// AppendJacksonString quotes s as Jackson's TextNode does: '"' and '\\'
+// escaped, control characters as \n \t \r \b \f or \u00XX, everything else
+// (including non-ASCII) written raw.
+func AppendJacksonString(l []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	l = append(l, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			l = append(l, '\\', c)
+		case c == '\n':
+			l = append(l, '\\', 'n')
+		case c == '\t':
+			l = append(l, '\\', 't')
+		case c == '\r':
+			l = append(l, '\\', 'r')
+		case c == '\b':
+			l = append(l, '\\', 'b')
+		case c == '\f':
+			l = append(l, '\\', 'f')
+		case c < 0x20:
+			l = append(l, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			l = append(l, c)
+		}
+	}
+	return append(l, '"')
 }

@@ -1,10 +1,11 @@
-package dump
+package inspect
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io/fs"
 	"math"
 	"os"
@@ -339,11 +340,11 @@ func TestStatsProblems(t *testing.T) {
 	cases := []struct {
 		name  string
 		path  string
-		kind  string
+		kind  verify.Kind
 		count int
 		err   error
 	}{
-		{"partial last batch", corrupt("truncated-tail"), verify.KindTrailingBytes, 1, nil},
+		{"partial last batch", corrupt("truncated-tail"), verify.KindTruncated, 1, nil},
 		{"garbage", corrupt("garbage-log"), verify.KindTrailingBytes, 1, nil},
 		{"zero tail is a preallocated segment", zeroPadded, "", 0, nil},
 		{"missing path", filepath.Join(t.TempDir(), "nope"), "", 0, fs.ErrNotExist},
@@ -356,9 +357,9 @@ func TestStatsProblems(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, c.err)
 			}
 			if err != nil {
-				var ioe *IOError
+				var ioe *dump.IOError
 				if !errors.As(err, &ioe) {
-					t.Errorf("err is %T, want *IOError", err)
+					t.Errorf("err is %T, want *dump.IOError", err)
 				}
 				return
 			}

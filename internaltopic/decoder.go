@@ -1,4 +1,9 @@
-package dump
+// Package internaltopic decodes the records of Kafka's internal topics as
+// kafka-dump-log's decoders do: __consumer_offsets (--offsets-decoder),
+// __transaction_state (--transaction-log-decoder) and __cluster_metadata
+// records and snapshots (--cluster-metadata-decoder), each to the JSON
+// Kafka's converters print, byte for byte.
+package internaltopic
 
 import (
 	"encoding/binary"
@@ -8,152 +13,114 @@ import (
 	"github.com/klog-dev/klog/format"
 )
 
-// Decoder selects one of kafka-dump-log's message decoders, which print a
+// Kind selects one of kafka-dump-log's message decoders, which print a
 // record's key and value as the JSON of the message schema they hold instead
-// of as UTF-8 text. A decoder implies Options.PrintData.
-type Decoder int
+// of as UTF-8 text.
+type Kind int
 
 const (
-	// DecoderNone prints keys and values as text (StringDecoder).
-	DecoderNone Decoder = iota
-	// DecoderOffsets is --offsets-decoder: __consumer_offsets records
+	// None prints keys and values as text (StringDecoder).
+	None Kind = iota
+	// Offsets is --offsets-decoder: __consumer_offsets records
 	// (GroupCoordinatorRecordSerde).
-	DecoderOffsets
-	// DecoderTransactionLog is --transaction-log-decoder: __transaction_state
+	Offsets
+	// TransactionLog is --transaction-log-decoder: __transaction_state
 	// records (TransactionCoordinatorRecordSerde).
-	DecoderTransactionLog
-	// DecoderClusterMetadata is --cluster-metadata-decoder: KRaft
+	TransactionLog
+	// ClusterMetadata is --cluster-metadata-decoder: KRaft
 	// __cluster_metadata records and snapshots (MetadataRecordSerde).
-	DecoderClusterMetadata
+	ClusterMetadata
 )
 
-// String returns the kafka-dump-log option that selects d.
-func (d Decoder) String() string {
-	switch d {
-	case DecoderNone:
+// String returns the kafka-dump-log option that selects k.
+func (k Kind) String() string {
+	switch k {
+	case None:
 		return "none"
-	case DecoderOffsets:
+	case Offsets:
 		return "offsets-decoder"
-	case DecoderTransactionLog:
+	case TransactionLog:
 		return "transaction-log-decoder"
-	case DecoderClusterMetadata:
+	case ClusterMetadata:
 		return "cluster-metadata-decoder"
 	}
-	return "unknown(" + strconv.Itoa(int(d)) + ")"
+	return "unknown(" + strconv.Itoa(int(k)) + ")"
 }
 
-// errMissingKey is what a coordinator decoder throws on a record without a
-// key; kafka-dump-log dies there (the dumper reports it with
-// missingKeyMessage).
-var errMissingKey = errors.New("message had a missing key")
+// ErrMissingKey is what a coordinator decoder throws on a record without a
+// key; kafka-dump-log dies there (MissingKeyMessage is its text).
+var ErrMissingKey = errors.New("message had a missing key")
 
-// decodedRecord is what a decoder made of one record: the texts Kafka prints
+// Decoded is what a decoder made of one record: the texts Kafka prints
 // after "key: " and "payload: " (nil: not printed), and the problem, if any.
-type decodedRecord struct {
-	key, value []byte
-	keyJSON    bool // key is a JSON object (not an error text)
-	valueJSON  bool // value is a JSON object (not "<DELETE>" or an error text)
-	missingKey bool
-	// problem describes a record the decoder could not fully decode (an
+// Key and Value alias the decoder's buffers until its next Decode.
+type Decoded struct {
+	Key, Value []byte
+	KeyJSON    bool // Key is a JSON object (not an error text)
+	ValueJSON  bool // Value is a JSON object (not "<DELETE>" or an error text)
+	MissingKey bool
+	// Problem describes a record the decoder could not fully decode (an
 	// unknown type or version, a parse error); "" if none.
-	problem string
+	Problem string
 }
 
-// recordDecoder decodes records with one Decoder; it reuses its buffers.
-type recordDecoder struct {
-	kind    Decoder
+// Decoder decodes records with one Kind; it reuses its buffers.
+type Decoder struct {
+	kind    Kind
 	schemas *decoderSchemas
-	cur     decodedRecord
+	cur     Decoded
 	keyBuf  []byte
 	valBuf  []byte
 }
 
-func newRecordDecoder(kind Decoder) *recordDecoder {
-	if kind == DecoderNone {
+// New returns a decoder of the given kind, or nil for None.
+func New(kind Kind) *Decoder {
+	if kind == None {
 		return nil
 	}
-	return &recordDecoder{kind: kind, schemas: schemas()}
+	return &Decoder{kind: kind, schemas: schemas()}
 }
 
-// attachDecoder creates the dumper's decoder for opts and hands it to the
-// renderer, which prints d.dec.cur for each non-control record.
-func (d *dumper) attachDecoder() {
-	d.dec = newRecordDecoder(d.opts.Decoder)
-	if d.dec == nil {
-		return
-	}
-	switch r := d.r.(type) {
-	case *textRenderer:
-		r.dec = d.dec
-	case *jsonRenderer:
-		r.dec = d.dec
-	}
-}
+// Current is the last Decode's result.
+func (rd *Decoder) Current() *Decoded { return &rd.cur }
 
-// decodeRecord decodes r into d.dec.cur before the renderer prints it.
-// Control records are not decoded: kafka-dump-log prints no contents for
-// them.
-func (d *dumper) decodeRecord(b *format.Batch, r *format.Record) {
-	if d.dec == nil || b.IsControl() {
-		return
-	}
-	d.dec.decode(r)
-}
-
-// reportDecodeProblem counts a record the decoder could not decode as a
-// finding and reports it (a "record-decode" problem in JSON). In text mode
-// the missing key ends the dump, as Kafka's tool dies there; the renderer
-// has returned that error already.
-func (d *dumper) reportDecodeProblem(b *format.Batch, r *format.Record) {
-	if d.dec == nil || b.IsControl() {
-		return
-	}
-	c := &d.dec.cur
-	if c.problem == "" || (c.missingKey && !d.opts.JSON) {
-		return
-	}
-	d.findings++
-	pe := &format.PosError{Kind: format.ErrCorrupt, Pos: b.Pos, Offset: r.Offset, Field: "value", Msg: c.problem}
-	if c.missingKey {
-		pe.Field = "key"
-	}
-	d.r.problem(problemFromError(pe, "record-decode"))
-}
-
-// missingKeyMessage is Kafka's exception text for a keyless record.
-func missingKeyMessage(offset int64) string {
+// MissingKeyMessage is Kafka's exception text for a keyless record.
+func MissingKeyMessage(offset int64) string {
 	return "Failed to decode message at offset " + strconv.FormatInt(offset, 10) +
 		" using the specified decoder (message had a missing key)"
 }
 
-func (rd *recordDecoder) decode(r *format.Record) {
-	rd.cur = decodedRecord{}
+// Decode decodes the key and value of r (a non-control record) as the
+// decoder's kind says, into Current.
+func (rd *Decoder) Decode(r *format.Record) *Decoded {
+	rd.cur = Decoded{}
 	switch rd.kind {
-	case DecoderOffsets:
+	case Offsets:
 		rd.decodeCoordinator(r, rd.schemas.group, true)
-	case DecoderTransactionLog:
+	case TransactionLog:
 		rd.decodeCoordinator(r, rd.schemas.transaction, false)
-	case DecoderClusterMetadata:
+	case ClusterMetadata:
 		rd.decodeMetadata(r)
 	}
+	return &rd.cur
 }
 
 // decodeCoordinator is DumpLogSegments.CoordinatorRecordMessageParser over
 // CoordinatorRecordSerde: key = int16 record type + key message (version 0),
 // value = int16 version + value message, or null for a tombstone.
-func (rd *recordDecoder) decodeCoordinator(r *format.Record, types map[int16]coordinatorRecord, groups bool) {
+func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinatorRecord, groups bool) {
 	c := &rd.cur
 	if r.Key == nil {
-		c.missingKey = true
-		c.problem = missingKeyMessage(r.Offset)
+		c.MissingKey = true
+		c.Problem = MissingKeyMessage(r.Offset)
 		return
 	}
 	fail := func(msg string) {
-		c.key = append(append(rd.keyBuf[:0], "Error at offset "...), strconv.FormatInt(r.Offset, 10)...)
-		c.key = append(append(c.key, ", skipping. "...), msg...)
-		rd.keyBuf = c.key
-		c.value, c.keyJSON, c.valueJSON = nil, false, false
-		c.problem = msg
+		c.Key = append(append(rd.keyBuf[:0], "Error at offset "...), strconv.FormatInt(r.Offset, 10)...)
+		c.Key = append(append(c.Key, ", skipping. "...), msg...)
+		rd.keyBuf = c.Key
+		c.Value, c.KeyJSON, c.ValueJSON = nil, false, false
+		c.Problem = msg
 	}
 	if len(r.Key) < 2 {
 		fail("Could not read version from key's buffer.")
@@ -162,10 +129,10 @@ func (rd *recordDecoder) decodeCoordinator(r *format.Record, types map[int16]coo
 	recordType := int16(binary.BigEndian.Uint16(r.Key))
 	rec, ok := types[recordType]
 	if !ok {
-		c.key = append(append(rd.keyBuf[:0], "Unknown record type "...), strconv.Itoa(int(recordType))...)
-		c.key = append(append(append(c.key, " at offset "...), strconv.FormatInt(r.Offset, 10)...), ", skipping."...)
-		rd.keyBuf = c.key
-		c.problem = "unknown record type " + strconv.Itoa(int(recordType))
+		c.Key = append(append(rd.keyBuf[:0], "Unknown record type "...), strconv.Itoa(int(recordType))...)
+		c.Key = append(append(append(c.Key, " at offset "...), strconv.FormatInt(r.Offset, 10)...), ", skipping."...)
+		rd.keyBuf = c.Key
+		c.Problem = "unknown record type " + strconv.Itoa(int(recordType))
 		return
 	}
 	keyVals, _, err := readMessage(rec.key, 0, r.Key[2:])
@@ -192,9 +159,9 @@ func (rd *recordDecoder) decodeCoordinator(r *format.Record, types map[int16]coo
 	k = append(k, `","data":`...)
 	k = appendMessageJSON(k, rec.key, 0, keyVals)
 	rd.keyBuf = append(k, '}')
-	c.key, c.keyJSON = rd.keyBuf, true
+	c.Key, c.KeyJSON = rd.keyBuf, true
 	if r.Value == nil {
-		c.value = append(rd.valBuf[:0], "<DELETE>"...)
+		c.Value = append(rd.valBuf[:0], "<DELETE>"...)
 		return
 	}
 	if groups && recordType == 2 {
@@ -205,9 +172,9 @@ func (rd *recordDecoder) decodeCoordinator(r *format.Record, types map[int16]coo
 	v = append(v, `","data":`...)
 	v = appendMessageJSON(v, rec.value, version, valVals)
 	rd.valBuf = append(v, '}')
-	c.value, c.valueJSON = rd.valBuf, true
+	c.Value, c.ValueJSON = rd.valBuf, true
 	if !rec.value.valid.has(version) {
-		c.problem = rec.value.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
+		c.Problem = rec.value.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
 			strconv.Itoa(int(rec.value.valid.lo)) + "-" + strconv.Itoa(int(rec.value.valid.hi)) + "); printed with the newest schema"
 	}
 }
@@ -224,7 +191,7 @@ func couldNotRead(version int16, which string, err error) string {
 // version prefix). Bytes that do not decode stay base64, as in Kafka.
 func decodeConsumerProtocol(s *decoderSchemas, version int16, vals []value) {
 	const protocolType, members = 0, 5 // field indexes in GroupMetadataValue
-	if len(vals) <= members || vals[protocolType].null || string(AppendJavaUTF8(nil, vals[protocolType].b)) != "consumer" {
+	if len(vals) <= members || vals[protocolType].null || string(format.AppendJavaUTF8(nil, vals[protocolType].b)) != "consumer" {
 		return
 	}
 	m := &vals[members]
@@ -260,15 +227,15 @@ func decodeConsumerProtocol(s *decoderSchemas, version int16, vals []value) {
 // MetadataRecordSerde (AbstractApiMessageSerde.read): unsigned varint frame
 // version (1), apiKey and version, then the message, with nothing after it.
 // There is never a key.
-func (rd *recordDecoder) decodeMetadata(r *format.Record) {
+func (rd *Decoder) decodeMetadata(r *format.Record) {
 	c := &rd.cur
 	fail := func(msg string) {
 		v := append(rd.valBuf[:0], "Error at "...)
 		v = strconv.AppendInt(v, r.Offset, 10)
 		v = append(append(v, ", skipping. "...), msg...)
 		rd.valBuf = v
-		c.value, c.valueJSON = v, false
-		c.problem = msg
+		c.Value, c.ValueJSON = v, false
+		c.Problem = msg
 	}
 	if r.Value == nil {
 		fail("Error while reading frame version")
@@ -318,7 +285,7 @@ func (rd *recordDecoder) decodeMetadata(r *format.Record) {
 	vals, n, err := readMessage(rec.msg, version, body)
 	if err != nil {
 		fail("Failed to deserialize record with type " + strconv.Itoa(int(apiKey)))
-		c.problem += ": " + err.Error()
+		c.Problem += ": " + err.Error()
 		return
 	}
 	if n < len(body) {
@@ -332,61 +299,9 @@ func (rd *recordDecoder) decodeMetadata(r *format.Record) {
 	v = append(v, `,"data":`...)
 	v = appendMessageJSON(v, rec.msg, version, vals)
 	rd.valBuf = append(v, '}')
-	c.value, c.valueJSON = rd.valBuf, true
+	c.Value, c.ValueJSON = rd.valBuf, true
 	if !rec.msg.valid.has(version) {
-		c.problem = rec.msg.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
+		c.Problem = rec.msg.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
 			strconv.Itoa(int(rec.msg.valid.lo)) + "-" + strconv.Itoa(int(rec.msg.valid.hi)) + "); printed with the newest schema"
 	}
-}
-
-// appendText writes the record's contents as printRecordContents does: the
-// key, then the payload; the first printed item is prefixed with "| " under
-// --skip-record-metadata and with a space otherwise. A keyless coordinator
-// record returns Kafka's fatal error instead.
-func (c *decodedRecord) appendText(l []byte, skipMetadata bool) ([]byte, error) {
-	if c.missingKey {
-		return l, errMissingKey
-	}
-	prefix := " "
-	if skipMetadata {
-		prefix = "| "
-	}
-	if c.key != nil {
-		l = append(l, prefix...)
-		l = append(l, "key: "...)
-		l = append(l, c.key...)
-		prefix = " "
-	}
-	if c.value != nil {
-		l = append(l, prefix...)
-		l = append(l, "payload: "...)
-		l = append(l, c.value...)
-	}
-	return l, nil
-}
-
-// appendJSONFields adds the decoder's output to an NDJSON record object:
-// "decodedKey" and "decodedValue" hold the JSON Kafka prints, or the text it
-// prints instead (an error, "<DELETE>") as a string, or null when it prints
-// nothing.
-func (c *decodedRecord) appendJSONFields(l []byte) []byte {
-	l = appendField(l, "decodedKey")
-	switch {
-	case c.key == nil:
-		l = append(l, "null"...)
-	case c.keyJSON:
-		l = append(l, c.key...)
-	default:
-		l = appendJSONString(l, string(c.key))
-	}
-	l = appendField(l, "decodedValue")
-	switch {
-	case c.value == nil:
-		l = append(l, "null"...)
-	case c.valueJSON:
-		l = append(l, c.value...)
-	default:
-		l = appendJSONString(l, string(c.value))
-	}
-	return l
 }

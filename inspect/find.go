@@ -1,8 +1,10 @@
-package dump
+package inspect
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -83,6 +86,9 @@ type FindOptions struct {
 	// (0: the format defaults).
 	MaxBatchBytes        int
 	MaxDecompressedBytes int
+	// Record says how the record found is written in JSON (keys and
+	// values are written only with Record.Data).
+	Record ndjson.Options
 }
 
 // FindQuery is what to look for: an offset, or (ByTimestamp) the first
@@ -186,10 +192,24 @@ type FindBatch struct {
 	MaxTimestamp  int64  `json:"maxTimestamp"`
 	ProducerID    int64  `json:"producerId"`
 	IsControl     bool   `json:"isControl"`
+
+	batch *format.Batch
+}
+
+// MarshalJSON writes ndjson's "batch" object, the shape every command uses.
+func (fb *FindBatch) MarshalJSON() ([]byte, error) {
+	return ndjson.End(ndjson.BatchFields(ndjson.Begin(nil, "batch"), fb.batch)), nil
+}
+
+// MarshalJSON writes ndjson's "record" object, the shape every command
+// uses, with "time", the timestamp's ISO-8601 twin.
+func (fr *FindRecord) MarshalJSON() ([]byte, error) {
+	l, _ := ndjson.RecordFields(ndjson.Begin(nil, "record"), fr.batch, &fr.rec, &fr.opts)
+	return ndjson.End(ndjson.Str(l, "time", fr.Time)), nil
 }
 
 // FindRecord is the record found. Key and Value are the bytes as Kafka's
-// tools print them (new String(bytes, UTF_8), AppendJavaUTF8); nil when
+// tools print them (new String(bytes, UTF_8), dump.AppendJavaUTF8); nil when
 // null. KeyBase64/ValueBase64 carry the exact bytes when they are not valid
 // UTF-8.
 type FindRecord struct {
@@ -205,13 +225,22 @@ type FindRecord struct {
 	HeaderKeys  []string `json:"headerKeys"`
 
 	key, value []byte // exact bytes, for the text view
+	batch      *format.Batch
+	rec        format.Record
+	opts       ndjson.Options
 }
 
 // Find answers q over the partition directory d. The error is for I/O
 // trouble and for an offset out of range (*OffsetOutOfRangeError); index
 // entries that do not match the log are FindResult.Problems.
 func Find(d *partition.Dir, q FindQuery, opts FindOptions) (*FindResult, error) {
-	f := &findState{opts: opts}
+	return FindContext(context.Background(), d, q, opts)
+}
+
+// FindContext is Find that stops when ctx ends (checked every 256 batches
+// of a scan), with ctx's error.
+func FindContext(ctx context.Context, d *partition.Dir, q FindQuery, opts FindOptions) (*FindResult, error) {
+	f := &findState{ctx: ctx, opts: opts}
 	if f.opts.Open == nil {
 		f.opts.Open = openFindFile
 	}
@@ -251,6 +280,7 @@ func openFindFile(path string) (FindFile, int64, error) {
 }
 
 type findState struct {
+	ctx  context.Context
 	opts FindOptions
 	res  *FindResult
 	sc   *format.Scanner
@@ -335,7 +365,7 @@ func (f *findState) readIndexFile(path string) ([]byte, bool, error) {
 	}
 	defer file.Close()
 	if size > maxFindIndexBytes {
-		return nil, false, &IOError{Path: path, Err: errors.New("index file of " + strconv.FormatInt(size, 10) + " bytes is over the 256 MiB limit")}
+		return nil, false, &dump.IOError{Path: path, Err: errors.New("index file of " + strconv.FormatInt(size, 10) + " bytes is over the 256 MiB limit")}
 	}
 	buf := make([]byte, size)
 	n, err := file.ReadAt(buf, 0)
@@ -344,7 +374,7 @@ func (f *findState) readIndexFile(path string) ([]byte, bool, error) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, false, &IOError{Path: path, Err: err}
+		return nil, false, &dump.IOError{Path: path, Err: err}
 	}
 	return buf, true, nil
 }
@@ -384,7 +414,7 @@ type findSegment struct {
 func (f *findState) openLog(s partition.Segment) (*findSegment, error) {
 	file, size, err := f.opts.Open(s.Log)
 	if err != nil {
-		return nil, &IOError{Path: s.Log, Err: err}
+		return nil, &dump.IOError{Path: s.Log, Err: err}
 	}
 	sr := &findSegment{file: file, cr: &findCountingReader{r: file}, size: size}
 	if f.sc == nil {
@@ -404,7 +434,7 @@ func (f *findState) closeLog(sr *findSegment, lk *FindLookup) {
 	f.res.Lookups = append(f.res.Lookups, *lk)
 }
 
-func (f *findState) problem(path, kind string, pos, offset int64, msg string) {
+func (f *findState) problem(path string, kind verify.Kind, pos, offset int64, msg string) {
 	f.res.Problems = append(f.res.Problems, ViewProblem{Path: path, Kind: kind, Position: pos, Offset: offset, Message: msg})
 }
 
@@ -448,6 +478,11 @@ func (f *findState) startAt(s partition.Segment, size int64, lk *FindLookup) (*f
 // segment ends there.
 func (f *findState) next(lk *FindLookup) (*format.Batch, error) {
 	for {
+		if lk.BatchesScanned&255 == 255 {
+			if err := f.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		b, err := f.sc.Next()
 		if err == nil {
 			lk.BatchesScanned++
@@ -458,7 +493,7 @@ func (f *findState) next(lk *FindLookup) (*format.Batch, error) {
 		}
 		var pe *format.PosError
 		if !errors.As(err, &pe) {
-			return nil, &IOError{Path: lk.Log, Err: err} // a read error
+			return nil, &dump.IOError{Path: lk.Log, Err: err} // a read error
 		}
 		if f.sc.Done() {
 			return nil, nil
@@ -492,18 +527,24 @@ func (f *findState) firstRecord(s partition.Segment, b *format.Batch, minOffset,
 func (f *findState) found(lk *FindLookup, b *format.Batch) {
 	lk.Found = true
 	f.res.Found = true
-	f.res.Batch = &FindBatch{
+	f.res.Batch = &FindBatch{batch: b.Clone(),
 		Position: b.Pos, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset(), SizeBytes: b.Size(),
 		Magic: b.Magic, RecordCount: b.RecordCount, Compression: b.Compression().String(),
 		TimestampType: b.TimestampType().String(), MaxTimestamp: b.MaxTimestamp, ProducerID: b.ProducerID, IsControl: b.IsControl(),
 	}
 	r := &f.rec
 	fr := &FindRecord{Offset: r.Offset, Timestamp: r.Timestamp, Time: viewISO(r.Timestamp), KeySize: r.KeySize, ValueSize: r.ValueSize,
-		HeaderKeys: []string{}, key: findCloneBytes(r.Key), value: findCloneBytes(r.Value)}
+		HeaderKeys: []string{}, key: findCloneBytes(r.Key), value: findCloneBytes(r.Value),
+		batch: f.res.Batch.batch, rec: *r, opts: f.opts.Record}
+	fr.rec.Key, fr.rec.Value = fr.key, fr.value
+	fr.rec.Headers = make([]format.Header, len(r.Headers))
+	for i, h := range r.Headers {
+		fr.rec.Headers[i] = format.Header{Key: findCloneBytes(h.Key), Value: findCloneBytes(h.Value)}
+	}
 	fr.Key, fr.KeyBase64 = findJavaText(fr.key)
 	fr.Value, fr.ValueBase64 = findJavaText(fr.value)
 	for _, h := range r.Headers {
-		fr.HeaderKeys = append(fr.HeaderKeys, string(AppendJavaUTF8(nil, h.Key)))
+		fr.HeaderKeys = append(fr.HeaderKeys, string(format.AppendJavaUTF8(nil, h.Key)))
 	}
 	f.res.Record = fr
 }
@@ -521,7 +562,7 @@ func findJavaText(b []byte) (*string, []byte) {
 	if b == nil {
 		return nil, nil
 	}
-	s := string(AppendJavaUTF8(nil, b))
+	s := string(format.AppendJavaUTF8(nil, b))
 	if s != string(b) {
 		return &s, b
 	}
@@ -753,9 +794,9 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 	}
 	add("bytes read", viewItoa(r.LogBytesRead)+" of logs, "+viewItoa(r.IndexBytesRead)+" of indexes")
 	for _, p := range r.Problems {
-		add("PROBLEM", p.Kind+" in "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message)
+		add("PROBLEM", string(p.Kind)+" in "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message)
 	}
-	return WriteTable(w, []string{"step", "result"}, rows)
+	return dump.WriteTable(w, []string{"step", "result"}, rows)
 }
 
 func viewTimeText(ms int64) string {
@@ -774,7 +815,7 @@ func findDataText(b []byte, size int32, maxData int) string {
 	if maxData > 0 && len(cut) > maxData {
 		cut = cut[:maxData]
 	}
-	s += string(AppendJavaUTF8(nil, cut))
+	s += string(format.AppendJavaUTF8(nil, cut))
 	if len(cut) < len(b) {
 		s += " … (" + strconv.Itoa(len(b)-len(cut)) + " more bytes)"
 	}

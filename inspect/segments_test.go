@@ -1,10 +1,11 @@
-package dump
+package inspect
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestSegments(t *testing.T) {
 		edit     func(t *testing.T, dir string)
 		want     []segWant
 		findings int
-		kinds    []string // problem kinds, in row order
+		kinds    []verify.Kind // problem kinds, in row order
 	}{
 		{name: "three segments", dir: "unifiedlog-producer/topic-0", want: []segWant{
 			{0, 0, 15, 12, 16, 4, 4, 1700001000004, 1700001000016, []string{"none", "gzip", "snappy"}, 0, 0, "ok"},
@@ -59,7 +60,7 @@ func TestSegments(t *testing.T) {
 				{0, 0, 15, 12, 16, 4, 4, 1700001000004, 1700001000016, []string{"none", "gzip", "snappy"}, 0, 0, "ok"},
 				{16, 16, 31, 12, 16, 4, 4, 1700001000020, 1700001000032, []string{"none", "gzip", "snappy", "lz4", "zstd"}, 0, 0, "1 problem"},
 				{32, 32, 48, 13, 17, 4, 4, 1700001000036, 1700001000048, []string{"none", "gzip", "zstd"}, 0, 0, "ok"},
-			}, findings: 1, kinds: []string{verify.KindIndexMismatch}},
+			}, findings: 1, kinds: []verify.Kind{verify.KindIndexMismatch}},
 		{name: "overlap: a segment copied under a later name", dir: "unifiedlog-producer/topic-0",
 			edit: func(t *testing.T, dir string) {
 				for _, suffix := range []string{".log", ".index", ".timeindex"} {
@@ -116,7 +117,7 @@ func TestSegments(t *testing.T) {
 			if got := ps.Findings(); got != c.findings {
 				t.Errorf("Findings() = %d, want %d", got, c.findings)
 			}
-			var kinds []string
+			var kinds []verify.Kind
 			for _, s := range ps.Segments {
 				for _, p := range s.Problems {
 					if p.Kind == verify.KindIndexMismatch || p.Kind == verify.KindIndexSanity || p.Kind == verify.KindSegmentOverlap {
@@ -223,9 +224,9 @@ func TestPartitionDirs(t *testing.T) {
 			if !errors.Is(err, c.err) {
 				t.Fatalf("err = %v, want %v", err, c.err)
 			}
-			var ioe *IOError
+			var ioe *dump.IOError
 			if c.err != nil && !errors.As(err, &ioe) {
-				t.Errorf("err = %T, want *IOError", err)
+				t.Errorf("err = %T, want *dump.IOError", err)
 			}
 			if !slices.Equal(got, c.want) {
 				t.Errorf("got %v, want %v", got, c.want)

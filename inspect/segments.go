@@ -1,9 +1,10 @@
-package dump
+package inspect
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/klog-dev/klog/dump"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,13 +25,7 @@ import (
 // ViewProblem is a finding of one of klog's views (segments, stats, find):
 // Path is the file, Position a byte position in it, Offset a Kafka offset
 // or -1. Kind is one of the verify.Kind* names.
-type ViewProblem struct {
-	Path     string `json:"path"`
-	Kind     string `json:"kind"`
-	Position int64  `json:"position"`
-	Offset   int64  `json:"offset"`
-	Message  string `json:"message"`
-}
+type ViewProblem = verify.Problem
 
 // viewISO renders epoch ms as ISO-8601 UTC with milliseconds; "" for the
 // NoTimestamp value and other negatives.
@@ -47,22 +42,11 @@ func viewISO(ms int64) string {
 func PartitionDirs(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
-		st, err := os.Stat(p)
+		dirs, err := partition.PartitionDirs([]string{p})
 		if err != nil {
-			return nil, &IOError{Path: p, Err: err}
+			return nil, &dump.IOError{Path: p, Err: err}
 		}
-		if !st.IsDir() {
-			return nil, &IOError{Path: p, Err: errors.New("not a directory")}
-		}
-		if partition.IsPartitionDir(p) {
-			out = append(out, p)
-			continue
-		}
-		ld, err := partition.OpenLogDir(p)
-		if err != nil {
-			return nil, &IOError{Path: p, Err: err}
-		}
-		out = append(out, ld.Partitions...)
+		out = append(out, dirs...)
 	}
 	return out, nil
 }
@@ -165,7 +149,7 @@ type SegmentRow struct {
 func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*PartitionSegments, error) {
 	d, err := partition.Open(dir)
 	if err != nil {
-		return nil, &IOError{Path: dir, Err: err}
+		return nil, &dump.IOError{Path: dir, Err: err}
 	}
 	ps := &PartitionSegments{Dir: dir, Partition: -1}
 	if t, n, ok := partition.ParseDirName(filepath.Base(filepath.Clean(dir))); ok {
@@ -216,7 +200,7 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 				continue
 			}
 			if f.Err != "" {
-				return nil, &IOError{Path: ix.path, Err: errors.New(f.Err)}
+				return nil, &dump.IOError{Path: ix.path, Err: errors.New(f.Err)}
 			}
 			*ix.entries = f.Records
 			for _, p := range f.Problems {
@@ -265,16 +249,16 @@ type segScanner struct {
 func (s *segScanner) scanFile(row *SegmentRow) error {
 	f, err := os.Open(row.Log)
 	if err != nil {
-		return &IOError{Path: row.Log, Err: err}
+		return &dump.IOError{Path: row.Log, Err: err}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return &IOError{Path: row.Log, Err: err}
+		return &dump.IOError{Path: row.Log, Err: err}
 	}
 	if s.opts.OnBytes != nil {
-		pr := &progressReaderAt{r: f, onBytes: s.opts.OnBytes}
-		defer pr.done(st.Size())
+		pr := dump.NewProgressReaderAt(f, s.opts.OnBytes)
+		defer pr.Done(st.Size())
 		return s.scan(pr, st.Size(), row)
 	}
 	return s.scan(f, st.Size(), row)
@@ -297,7 +281,7 @@ func (s *segScanner) scan(r io.ReaderAt, size int64, row *SegmentRow) error {
 			}
 			var pe *format.PosError
 			if !errors.As(err, &pe) {
-				return &IOError{Path: row.Log, Err: err}
+				return &dump.IOError{Path: row.Log, Err: err}
 			}
 			// A zero tail is a preallocated segment, not damage.
 			if !s.sc.Done() || s.sc.Tail().Kind != format.TailZeros {
@@ -374,16 +358,8 @@ func segBatchFirstTimestamp(b *format.Batch) int64 {
 	return b.MaxTimestamp
 }
 
-func viewScanProblemKind(pe *format.PosError) string {
-	switch {
-	case errors.Is(pe, format.ErrTooLarge):
-		return verify.KindTooLarge
-	case errors.Is(pe, format.ErrUnsupported):
-		return verify.KindBadMagic
-	case errors.Is(pe, format.ErrTruncated):
-		return verify.KindTruncated
-	}
-	return verify.KindBadLength
+func viewScanProblemKind(pe *format.PosError) verify.Kind {
+	return verify.Classify(pe, verify.StageEntry)
 }
 
 // WriteSegmentsJSON writes one JSON object per segment, one per line.
@@ -419,14 +395,14 @@ func WriteSegmentsTable(w io.Writer, p *PartitionSegments) error {
 			segEntriesCell(s.IndexEntries), segEntriesCell(s.TimeIndexEntries), s.IndexHealth, segNeighbourCell(s),
 		})
 		for _, pr := range s.Problems {
-			l := "  " + pr.Kind + ": " + filepath.Base(pr.Path) + " at position " + viewItoa(pr.Position)
+			l := "  " + string(pr.Kind) + ": " + filepath.Base(pr.Path) + " at position " + viewItoa(pr.Position)
 			if pr.Offset >= 0 {
 				l += ", offset " + viewItoa(pr.Offset)
 			}
 			problems = append(problems, l+": "+pr.Message+"\n")
 		}
 	}
-	if err := WriteTable(w, header, rows); err != nil {
+	if err := dump.WriteTable(w, header, rows); err != nil {
 		return err
 	}
 	for _, l := range problems {
@@ -466,7 +442,7 @@ func segSizeCell(s SegmentRow) string {
 	if s.Log == "" {
 		return "no .log"
 	}
-	c := viewBytes(s.SizeBytes)
+	c := dump.ViewBytes(s.SizeBytes)
 	if s.Tail != format.TailNone.String() {
 		c += "\n" + viewItoa(s.TailBytes) + " " + s.Tail + " at end"
 	}

@@ -1,0 +1,153 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixtureDecoder is the decoder kafka-dump-log was run with to make the
+// F.decoder.txt oracles: chosen by the partition folder's topic
+// (testdata/segments/FIXTURES-README.md).
+func fixtureDecoder(dir, name string) Decoder {
+	folder := filepath.Base(dir)
+	switch {
+	case strings.HasPrefix(folder, "__consumer_offsets-"):
+		return DecoderOffsets
+	case strings.HasPrefix(folder, "__transaction_state-"):
+		return DecoderTransactionLog
+	case strings.HasPrefix(folder, "__cluster_metadata-"), name == "bootstrap.checkpoint":
+		return DecoderClusterMetadata
+	}
+	return DecoderNone
+}
+
+// wire builds Kafka protocol bytes by hand, independent of the reader under
+// test.
+type wire []byte
+
+func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
+func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
+func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
+
+// str is a classic string: int16 length, -1 for null.
+func (w wire) str(s string) wire { return append(w.i16(int16(len(s))), s...) }
+
+// TestDecoderMissingKey: a keyless record in __consumer_offsets kills
+// Kafka's tool after the record's metadata; klog stops there with a
+// FatalError in text mode and reports a problem in JSON mode.
+func TestDecoderMissingKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	seg := buildSegment(t, []testRecord{
+		{key: wire{}.i16(2).str("g"), value: nil},
+		{key: nil, value: wire{}.i16(0)},
+		{key: wire{}.i16(2).str("h"), value: nil},
+	})
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: DecoderOffsets, Cwd: dir}, &out, &errw)
+	var fe *FatalError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "Failed to decode message at offset 1 using the specified decoder (message had a missing key)") {
+		t.Fatalf("err = %v, want Kafka's missing-key FatalError", err)
+	}
+	if res.Findings != 1 {
+		t.Errorf("findings = %d, want 1", res.Findings)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if n := len(lines); n != 5 ||
+		lines[3] != `| offset: 0 CreateTime: 1700000000000 keySize: 5 valueSize: -1 sequence: -1 headerKeys: [] key: {"type":"2","data":{"group":"g"}} payload: <DELETE>` ||
+		lines[4] != `| offset: 1 CreateTime: 1700000000001 keySize: -1 valueSize: 2 sequence: -1 headerKeys: []` {
+		t.Errorf("stdout:\n%s", out.String())
+	}
+
+	objs, res, err := runJSON(t, dir, Options{Decoder: DecoderOffsets}, "00000000000000000000.log")
+	if err != nil || res.Findings != 1 {
+		t.Fatalf("JSON: err %v findings %d", err, res.Findings)
+	}
+	if recs := ofType(objs, "record"); len(recs) != 3 || recs[2]["decodedKey"].(map[string]any)["type"] != "2" {
+		t.Errorf("JSON records: %v", recs)
+	}
+	probs := ofType(objs, "problem")
+	if len(probs) != 1 || probs[0]["kind"] != "record-decode" || probs[0]["offset"] != float64(1) {
+		t.Errorf("JSON problems: %v", probs)
+	}
+}
+
+// TestDecoderFindings: records a decoder cannot decode are printed as
+// Kafka prints them and counted as findings.
+func TestDecoderFindings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	seg := buildSegment(t, []testRecord{
+		{key: wire{}.i16(42).str("g"), value: wire{}.i16(0)},
+		{key: wire{}.i16(1).str("g").str("t").i32(0), value: wire{}.i16(3).i64(1).i32(0).str("").i64(2)},
+	})
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: DecoderOffsets, SkipRecordMetadata: true, Cwd: dir}, &out, &errw)
+	if err != nil || res.Findings != 1 {
+		t.Fatalf("err %v findings %d", err, res.Findings)
+	}
+	want := "| key: Unknown record type 42 at offset 0, skipping.\n" +
+		`| key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: {"version":"3","data":{"offset":1,"leaderEpoch":0,"metadata":"","commitTimestamp":2}}` + "\n"
+	if got := out.String(); !strings.HasSuffix(got, want) {
+		t.Errorf("stdout:\n%s\nwant it to end with:\n%s", got, want)
+	}
+	objs, _, _ := runJSON(t, dir, Options{Decoder: DecoderOffsets}, "00000000000000000000.log")
+	if probs := ofType(objs, "problem"); len(probs) != 1 || probs[0]["kind"] != "record-decode" {
+		t.Errorf("JSON problems: %v", probs)
+	}
+	if recs := ofType(objs, "record"); len(recs) != 2 || recs[0]["decodedKey"] != "Unknown record type 42 at offset 0, skipping." {
+		t.Errorf("JSON records: %v", recs)
+	}
+}
+
+// TestGoldenDecoderReferenceOnly checks the decoder oracles of the
+// reference-only fixtures (never copied into the repository) when
+// KLOG_REFERENCE_ONLY names their folder.
+func TestGoldenDecoderReferenceOnly(t *testing.T) {
+	t.Parallel()
+	root := os.Getenv("KLOG_REFERENCE_ONLY")
+	if root == "" {
+		t.Skip("KLOG_REFERENCE_ONLY not set")
+	}
+	checked := 0
+	err := filepath.WalkDir(root, func(path string, de os.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(path, ".decoder.txt") {
+			return err
+		}
+		f := strings.TrimSuffix(path, ".decoder.txt")
+		dir, name := filepath.Dir(f), filepath.Base(f)
+		want, _ := os.ReadFile(path)
+		wantErr, _ := os.ReadFile(f + ".decoder.stderr.txt")
+		wantErr = bytes.ReplaceAll(wantErr, []byte("{DIR}"), []byte(dir))
+		checked++
+		var stdout, stderr bytes.Buffer
+		_, rerr := Run([]string{name}, Options{MaxBytes: -1, Decoder: fixtureDecoder(dir, name), Cwd: dir}, &stdout, &stderr)
+		if rerr != nil {
+			t.Errorf("%s: %v", f, rerr)
+		}
+		if !bytes.Equal(stdout.Bytes(), want) {
+			t.Errorf("%s: stdout differs:\n%s", f, lineDiff(want, stdout.Bytes()))
+		}
+		if !bytes.Equal(stderr.Bytes(), wantErr) {
+			t.Errorf("%s: stderr differs:\n%s", f, lineDiff(wantErr, stderr.Bytes()))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatalf("no *.decoder.txt under %s", root)
+	}
+}

@@ -1,0 +1,138 @@
+// Package archtest checks the shape of the module: imports point down the
+// layers (format at the bottom, commands at the top), and commands stay
+// thin. It has only tests.
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/klog-dev/klog/"
+
+// rank is each package's layer: a package may import only packages of a
+// lower rank. Packages not listed (new ones) may import anything but
+// cmd/klog, and no listed package below rank 3 may import them.
+var rank = map[string]int{
+	"format":        0,
+	"partition":     1,
+	"verify":        2,
+	"ndjson":        3,
+	"internaltopic": 3,
+	"produce":       3,
+	"fetch":         3,
+	"tail":          4,
+	"replicate":     4,
+	"inspect":       6,
+	"dump":          5,
+	"serve":         5,
+	"cmd/klog":      9,
+}
+
+// imports lists the klog packages each non-test Go file of the module
+// imports, by package directory.
+func imports(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		if out[pkg] == nil {
+			out[pkg] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if strings.HasPrefix(p, module) {
+				out[pkg][strings.TrimPrefix(p, module)] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestImportDirection: every import points to a lower layer.
+func TestImportDirection(t *testing.T) {
+	all := imports(t)
+	var pkgs []string
+	for p := range all {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs {
+		rp, known := rank[p]
+		for dep := range all[p] {
+			rd, depKnown := rank[dep]
+			switch {
+			case dep == "cmd/klog" || strings.HasPrefix(dep, "internal/") && !strings.HasPrefix(p, "internal/") && p != "cmd/klog":
+				t.Errorf("%s imports %s", p, dep)
+			case known && depKnown && rd >= rp:
+				t.Errorf("%s (layer %d) imports %s (layer %d): imports must point down", p, rp, dep, rd)
+			case known && !depKnown && rp < 3:
+				t.Errorf("%s (layer %d) imports the unlisted package %s", p, rp, dep)
+			}
+		}
+	}
+	if len(all["format"]) != 0 {
+		t.Errorf("format imports %v; it is the bottom layer", all["format"])
+	}
+}
+
+// TestCommandsAreThin: no function in cmd/klog is longer than 80 lines;
+// decoding, batching and scenarios belong in the packages.
+func TestCommandsAreThin(t *testing.T) {
+	fset := token.NewFileSet()
+	dir := "../../cmd/klog"
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		name := de.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > 80 {
+				t.Errorf("%s: %s is %d lines (at most 80)", name, fd.Name.Name, n)
+			}
+		}
+	}
+}

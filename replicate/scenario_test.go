@@ -1,0 +1,67 @@
+package replicate
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+func TestRunScenario(t *testing.T) {
+	cases := []struct {
+		name string
+		sc   Scenario
+		hw   int64
+	}{
+		{"acks=all with a consumer", Scenario{Records: 3, Acks: AcksAll, Group: "g", CrashLeaderAt: -1}, 3},
+		{"a follower stopped and restarted", Scenario{Records: 2, Acks: AcksLeader, CrashLeaderAt: -1,
+			Stops: map[int][]int32{0: {3}}, Restarts: map[int][]int32{4: {3}}}, 2},
+		{"the leader crashes", Scenario{Records: 2, ProduceEvery: 2, Acks: AcksAll, CrashLeaderAt: 3}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cl := newCluster(t, Config{})
+			ticks := 0
+			c.sc.AfterTick = func() { ticks++ }
+			res, err := cl.Run(context.Background(), c.sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Calls) != c.sc.Records || !allDone(res.Calls) {
+				t.Errorf("calls %+v", res.Calls)
+			}
+			if cl.HighWatermark() != c.hw || cl.Leader().LEO() != c.hw {
+				t.Errorf("hw %d leo %d, want %d", cl.HighWatermark(), cl.Leader().LEO(), c.hw)
+			}
+			if ticks == 0 || ticks >= DefaultMaxTicks {
+				t.Errorf("%d ticks", ticks)
+			}
+			if c.sc.Group != "" && (len(res.ConsumerRows) == 0 || res.ConsumerRows[len(res.ConsumerRows)-1].Position != c.hw) {
+				t.Errorf("consumer rows %+v", res.ConsumerRows)
+			}
+			header, rows := cl.Table(res, c.sc.Group != "")
+			if len(rows) == 0 || len(rows[0]) != len(header) {
+				t.Errorf("table %v %v", header, rows)
+			}
+		})
+	}
+}
+
+func TestParseAtAndAcks(t *testing.T) {
+	got, err := ParseAt([]string{"2@5", "3@5", "2@9"})
+	if want := map[int][]int32{5: {2, 3}, 9: {2}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseAt = %v, %v", got, err)
+	}
+	for _, bad := range []string{"2", "x@1", "2@-1", "2@y"} {
+		if _, err := ParseAt([]string{bad}); err == nil {
+			t.Errorf("ParseAt(%q) accepted", bad)
+		}
+	}
+	for s, want := range map[string]Acks{"0": AcksNone, "1": AcksLeader, "all": AcksAll, "-1": AcksAll} {
+		if a, err := ParseAcks(s); err != nil || a != want {
+			t.Errorf("ParseAcks(%q) = %v, %v", s, a, err)
+		}
+	}
+	if _, err := ParseAcks("2"); err == nil {
+		t.Errorf("ParseAcks(2) accepted")
+	}
+}

@@ -1,0 +1,45 @@
+package verify_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/produce"
+	"github.com/klog-dev/klog/verify"
+)
+
+// Run checks files, partition directories or log directories and returns
+// findings as data. Here one byte of a record is flipped: the batch's
+// CRC-32C no longer matches.
+func ExampleRun() {
+	tmp, _ := os.MkdirTemp("", "klog-example")
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "orders-0")
+	a, err := produce.Open(dir, produce.Options{})
+	if err != nil {
+		panic(err)
+	}
+	a.Append(&produce.Batch{ProducerID: -1, Records: []format.Record{{Value: []byte("hello")}}})
+	a.Close()
+	seg := filepath.Join(dir, "00000000000000000000.log")
+	data, _ := os.ReadFile(seg)
+	data[len(data)-3] ^= 0xff // inside the value
+	os.WriteFile(seg, data, 0o644)
+
+	rep, err := verify.Run(context.Background(), []string{seg}, verify.Options{})
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range rep.Files {
+		for _, p := range f.Problems {
+			fmt.Printf("%s: %s at position %d, offset %d\n", filepath.Base(f.Path), p.Kind, p.Position, p.Offset)
+		}
+	}
+	fmt.Println("findings:", rep.Findings())
+	// Output:
+	// 00000000000000000000.log: crc-mismatch at position 0, offset 0
+	// findings: 1
+}
