@@ -143,39 +143,12 @@ func BenchmarkDrain(b *testing.B) {
 	// The client's ceiling: kgo decoding the same fetch responses with no
 	// network and no server (package fetch reads the frames beforehand).
 	b.Run("kgo-decode-only", func(b *testing.B) {
-		l, err := fetch.Open(filepath.Join(dir, "bench-0"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		var frames []kmsg.FetchResponseTopicPartition
-		for off := int64(0); off < n; {
-			f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1, PartitionMaxBytes: benchPartitionBytes()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			rp := kmsg.NewFetchResponseTopicPartition()
-			rp.HighWatermark, rp.LastStableOffset, rp.RecordBatches = f.HighWatermark, f.LastStableOffset, append([]byte(nil), f.Frame...)
-			fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: off, Topic: "bench"}, &rp, kgo.DefaultDecompressor(), nil)
-			if len(fp.Records) == 0 {
-				b.Fatalf("no records at %d", off)
-			}
-			frames = append(frames, rp)
-			off = next
-		}
+		frames := decodeFrames(b, dir, n)
 		dec := kgo.DefaultDecompressor()
 		b.SetBytes(size)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			var got int64
-			off := int64(0)
-			for j := range frames {
-				fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: off, Topic: "bench"}, &frames[j], dec, nil)
-				got += int64(len(fp.Records))
-				off = next
-			}
-			if got != n {
-				b.Fatalf("decoded %d records of %d", got, n)
-			}
+			decodeAll(b, frames, dec, n)
 		}
 	})
 	b.Run("serve-kgo", func(b *testing.B) {
@@ -218,7 +191,8 @@ func BenchmarkDrain(b *testing.B) {
 // median MB/s and the ratios of the medians: alternating keeps the
 // machine's changing load from favouring whichever ran first. The fourth
 // drain, "wire", is the transport alone (wireBaseline): what the round
-// trips of this consumer cost with an infinitely fast server.
+// trips of this consumer cost with an infinitely fast server; the fifth,
+// "decode", is kgo decoding the same responses with no network.
 func BenchmarkDrainAlternating(b *testing.B) {
 	dir, n, size := benchLogDir(b)
 	_, serveAddr := startServer(b, Config{LogDir: dir})
@@ -245,6 +219,7 @@ func BenchmarkDrainAlternating(b *testing.B) {
 		}
 	}
 	wire := startWireBaseline(b, dir)
+	frames, dec := decodeFrames(b, dir, n), kgo.DefaultDecompressor()
 	rates := map[string][]float64{}
 	run := func(name string, f func()) {
 		start := time.Now()
@@ -257,6 +232,7 @@ func BenchmarkDrainAlternating(b *testing.B) {
 		run("serve", func() { drainKgo(b, serveAddr, n) })
 		run("kfake", func() { drainKgo(b, kfakeAddr, n) })
 		run("wire", func() { wire.drain(b, size) })
+		run("decode", func() { decodeAll(b, frames, dec, n) })
 	}
 	b.StopTimer()
 	med := func(xs []float64) float64 {
@@ -264,7 +240,7 @@ func BenchmarkDrainAlternating(b *testing.B) {
 		sort.Float64s(ys)
 		return ys[len(ys)/2]
 	}
-	for _, k := range []string{"fetch", "serve", "kfake", "wire"} {
+	for _, k := range []string{"fetch", "serve", "kfake", "wire", "decode"} {
 		b.ReportMetric(med(rates[k]), k+"-MB/s")
 	}
 	b.ReportMetric(med(rates["serve"])/med(rates["fetch"]), "serve/fetch")
@@ -433,5 +409,45 @@ func BenchmarkFetchLocate(b *testing.B) {
 		if req.FetchOffset >= n {
 			req.FetchOffset = 0
 		}
+	}
+}
+
+// decodeFrames reads the fetch responses' record bytes beforehand (package
+// fetch, partition max bytes as the consumers ask): kgo's decoding of them
+// with no network and no server is the client's ceiling.
+func decodeFrames(b *testing.B, dir string, n int64) []kmsg.FetchResponseTopicPartition {
+	l, err := fetch.Open(filepath.Join(dir, "bench-0"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var frames []kmsg.FetchResponseTopicPartition
+	for off := int64(0); off < n; {
+		f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1, PartitionMaxBytes: benchPartitionBytes()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.HighWatermark, rp.LastStableOffset, rp.RecordBatches = f.HighWatermark, f.LastStableOffset, append([]byte(nil), f.Frame...)
+		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: off, Topic: "bench"}, &rp, kgo.DefaultDecompressor(), nil)
+		if len(fp.Records) == 0 {
+			b.Fatalf("no records at %d", off)
+		}
+		frames = append(frames, rp)
+		off = next
+	}
+	return frames
+}
+
+// decodeAll decodes every frame as kgo decodes a fetch response.
+func decodeAll(b *testing.B, frames []kmsg.FetchResponseTopicPartition, dec kgo.Decompressor, n int64) {
+	var got int64
+	off := int64(0)
+	for j := range frames {
+		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: off, Topic: "bench"}, &frames[j], dec, nil)
+		got += int64(len(fp.Records))
+		off = next
+	}
+	if got != n {
+		b.Fatalf("decoded %d records of %d", got, n)
 	}
 }
