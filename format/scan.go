@@ -109,13 +109,15 @@ type Scanner struct {
 // NewScanner returns a Scanner over the first size bytes of r.
 func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 	s := &Scanner{r: r, size: size, max: opts.MaxBatchBytes, headersOnly: opts.HeadersOnly}
-	if opts.HeadersOnly {
-		opts.ReadAhead = -1
-	}
 	if s.max <= 0 {
 		s.max = DefaultMaxBatchBytes
 	}
 	switch {
+	case opts.HeadersOnly:
+		// A window of one v2 header: the 17 bytes up to the magic and
+		// the rest of the header come from one read, into a buffer
+		// this small (klog serve translates an offset per fetch).
+		s.winBuf = make([]byte, BatchHeaderSize)
 	case opts.ReadAhead == 0:
 		s.winBuf = make([]byte, DefaultReadAhead)
 	case opts.ReadAhead > 0:
