@@ -111,13 +111,15 @@ type Scanner struct {
 // NewScanner returns a Scanner over the first size bytes of r.
 func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 	s := &Scanner{r: r, size: size, max: opts.MaxBatchBytes, headersOnly: opts.HeadersOnly}
-	if opts.HeadersOnly {
-		opts.ReadAhead = -1
-	}
 	if s.max <= 0 {
 		s.max = DefaultMaxBatchBytes
 	}
 	switch {
+	case opts.HeadersOnly:
+		// A window of one v2 header: the 17 bytes up to the magic and
+		// the rest of the header come from one read, into a buffer
+		// this small (klog serve translates an offset per fetch).
+		s.winBuf = make([]byte, BatchHeaderSize)
 	case opts.ReadAhead == 0:
 		s.winBuf = make([]byte, DefaultReadAhead)
 	case opts.ReadAhead > 0:
@@ -139,6 +141,16 @@ func (s *Scanner) Reset(r io.ReaderAt, size int64) {
 func (s *Scanner) SetPos(pos int64) {
 	s.pos, s.err, s.done = pos, nil, false
 	s.tail = Tail{}
+}
+
+// UseWindow serves reads of the input bytes [pos, pos+len(data)) from data
+// itself, without copying: data is that part of the input already in
+// memory (a memory-mapped stretch of the file, say). Reads outside it go to
+// the ReaderAt as before, and the next such read replaces the window. The
+// caller keeps data valid until it calls UseWindow again (nil drops it);
+// a Batch returned meanwhile may point into it.
+func (s *Scanner) UseWindow(data []byte, pos int64) {
+	s.win, s.winPos = data, pos
 }
 
 // Pos is the position of the next entry: after the scan ended, where the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -213,12 +214,41 @@ func logSegments(d *partition.Dir) []partition.Segment {
 	return segs
 }
 
-// read scans every segment. Batches are read through the scanner's
-// read-ahead window; once a segment's batches prove large
-// (diffHeadersOnlyAbove on average over the first 64), only their headers
-// are read, and the records are skipped.
+// diffMapWindow is how much of a segment a replica's scan maps at once
+// (page-aligned; it bounds the mapped pages a replica holds), and
+// diffMapSlack how close to a window's end the scan moves on to the next
+// window; a batch that still straddles the end is read with pread. A
+// 16 MiB window cost the same CPU time as 4 MiB but twice the resident set
+// (klog diff of two 1 GiB replicas: 46 against 24 MiB; pread: 17 MiB).
+// (Variables for the tests.)
+var (
+	diffMapWindow int64 = 4 << 20
+	diffMapSlack  int64 = 64 << 10
+	// diffAfterMap, when set, runs after each mapping (a test truncates
+	// the file there).
+	diffAfterMap func(f *os.File)
+)
+
+// diffMap: scan segments through memory mappings where the platform has
+// them. On replicas of small batches every page holds batch headers, and
+// copying the pages out of the page cache with pread was 80% of diff's CPU
+// time (two replicas are two copies, where verify copies one); a mapping
+// lets the headers be read in place: measured 15% less CPU time on 1 KiB
+// batches (what remains is mostly the kernel
+// setting up and tearing down the page mappings). A variable so the tests
+// can compare both paths.
+var diffMap = canMap
+
+// read scans every segment. Batches are parsed in place from a mapping of
+// the segment (diffMap), else read through the scanner's read-ahead window;
+// once a segment's batches prove large (diffHeadersOnlyAbove on average
+// over the first 64), only their headers are read with small preads, and
+// the records are skipped.
 func (l *diffLog) read(segs []partition.Segment, maxBatch int) {
 	defer close(l.ch)
+	// A segment truncated under a mapping faults on the lost pages; that
+	// must end this replica's scan with an error, not the process.
+	debug.SetPanicOnFault(true)
 	buf := make([]diffHead, 0, diffChunk)
 	send := func() bool {
 		select {
@@ -234,48 +264,12 @@ func (l *diffLog) read(segs []partition.Segment, maxBatch int) {
 		}
 		return true
 	}
+	emit := func(h diffHead) bool {
+		buf = append(buf, h)
+		return len(buf) < diffChunk || send()
+	}
 	for si, s := range segs {
-		f, err := os.Open(s.Log)
-		if err != nil {
-			l.err = err
-			break
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			l.err = err
-			break
-		}
-		sc := format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: maxBatch})
-		var n, bytes int64
-		headers := false
-		for {
-			b, err := sc.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					l.err = errors.New(s.Log + ": " + err.Error())
-				} else if t := sc.Tail(); t.Kind != format.TailNone {
-					l.err = errors.New(s.Log + ": " + strconv.FormatInt(t.Bytes, 10) + " bytes after the last whole batch at byte " +
-						strconv.FormatInt(t.Pos, 10) + " (" + t.Kind.String() + ")")
-				}
-				break
-			}
-			buf = append(buf, headOf(b, si))
-			if len(buf) == diffChunk && !send() {
-				f.Close()
-				return
-			}
-			if n++; !headers {
-				if bytes += b.Size(); n == 64 && bytes/n >= diffHeadersOnlyAbove {
-					pos := sc.Pos()
-					sc = format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: maxBatch, HeadersOnly: true})
-					sc.SetPos(pos)
-					headers = true
-				}
-			}
-		}
-		f.Close()
-		if l.err != nil {
+		if !l.scanSegment(si, s.Log, maxBatch, emit) || l.err != nil {
 			break
 		}
 	}
@@ -283,6 +277,96 @@ func (l *diffLog) read(segs []partition.Segment, maxBatch int) {
 		select {
 		case l.ch <- buf:
 		case <-l.done:
+		}
+	}
+}
+
+// scanSegment hands the heads of one segment's batches to emit; false
+// means stop (emit refused, or l.err is set).
+func (l *diffLog) scanSegment(si int, name string, maxBatch int, emit func(diffHead) bool) (goOn bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		l.err = err
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		l.err = err
+		return false
+	}
+	size := st.Size()
+	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: maxBatch})
+	var m []byte // the mapped window [mPos, mPos+len(m))
+	var mPos int64
+	mapping := diffMap && size > 0
+	if mapping {
+		defer func() {
+			sc.UseWindow(nil, 0)
+			r := recover()
+			if m != nil {
+				unmap(m)
+			}
+			if r != nil {
+				// Only a fault inside the mapping is the file's doing.
+				fe, fault := r.(interface{ Addr() uintptr })
+				if !fault || !inMapping(fe.Addr(), m) {
+					panic(r)
+				}
+				l.err = errors.New(name + ": the file shrank while being read (at byte " + strconv.FormatInt(sc.Pos(), 10) + ")")
+				goOn = false
+			}
+		}()
+	}
+	var n, bytes int64
+	headers := false
+	for {
+		if pos := sc.Pos(); mapping && pos+diffMapSlack > mPos+int64(len(m)) && mPos+int64(len(m)) < size {
+			sc.UseWindow(nil, 0)
+			if m != nil {
+				unmap(m)
+				m = nil
+			}
+			at := pos &^ int64(os.Getpagesize()-1)
+			if m, err = mapRange(f, at, int(min(diffMapWindow, size-at))); err != nil {
+				// Not mappable (a special file system, say): pread.
+				m, mapping = nil, false
+			} else {
+				mPos = at
+				sc.UseWindow(m, mPos)
+				if diffAfterMap != nil {
+					diffAfterMap(f)
+				}
+			}
+		}
+		b, err := sc.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				l.err = errors.New(name + ": " + err.Error())
+			} else if t := sc.Tail(); t.Kind != format.TailNone {
+				l.err = errors.New(name + ": " + strconv.FormatInt(t.Bytes, 10) + " bytes after the last whole batch at byte " +
+					strconv.FormatInt(t.Pos, 10) + " (" + t.Kind.String() + ")")
+			}
+			return l.err == nil
+		}
+		if !emit(headOf(b, si)) {
+			return false
+		}
+		if n++; !headers {
+			if bytes += b.Size(); n == 64 && bytes/n >= diffHeadersOnlyAbove {
+				// Large batches: small reads of just their headers. A
+				// mapping would fault in the pages around every header
+				// (16 at a time), most of the file.
+				pos := sc.Pos()
+				sc.UseWindow(nil, 0)
+				if m != nil {
+					unmap(m)
+					m, mapping = nil, false
+				}
+				sc = format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: maxBatch, HeadersOnly: true})
+				sc.SetPos(pos)
+				headers = true
+			}
 		}
 	}
 }
@@ -790,7 +874,7 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 			epochs[i] = strconv.Itoa(int(e.Epoch)) + "@" + i64(e.StartOffset)
 		}
 		rows = append(rows, []string{r.Dir, state, i64(r.LogStartOffset), i64(r.LogEndOffset), strings.Join(epochs, " ") + " (" + r.EpochSource + ")",
-			i64(r.ExtraBatchCount), i64(r.ExtraRecords), i64(r.ExtraBytes), trunc})
+			i64(r.ExtraBatchCount), i64(r.ExtraRecords), bytesCell(r.ExtraBytes), trunc})
 	}
 	if err := writeTable(w, []string{"replica", "state", "log start", "log end", "epochs", "extra batches", "extra records", "extra bytes", "truncates to"}, rows); err != nil {
 		return err

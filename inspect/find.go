@@ -767,7 +767,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 		if lk.Rescanned {
 			scan += " (segment start: the index entry is unusable)"
 		}
-		scan += ": " + viewPlural(int(lk.BatchesScanned), "batch") + ", " + viewItoa(lk.BytesRead) + " bytes read"
+		scan += ": " + viewPlural(int(lk.BatchesScanned), "batch") + ", " + bytesOf(lk.BytesRead) + " read"
 		if !lk.Found {
 			scan += ", nothing here"
 		}
@@ -775,7 +775,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 	}
 	if b := r.Batch; b != nil {
 		add("batch", "position "+viewItoa(b.Position)+", offsets "+viewItoa(b.BaseOffset)+".."+viewItoa(b.LastOffset)+
-			", "+viewItoa(b.SizeBytes)+" bytes, magic "+strconv.Itoa(int(b.Magic))+", "+b.Compression)
+			", "+bytesOf(b.SizeBytes)+", magic "+strconv.Itoa(int(b.Magic))+", "+b.Compression)
 	}
 	if rec := r.Record; rec != nil {
 		v := "offset " + viewItoa(rec.Offset)
@@ -792,7 +792,7 @@ func WriteFindTable(w io.Writer, r *FindResult, maxData int) error {
 	} else {
 		add("record", "none")
 	}
-	add("bytes read", viewItoa(r.LogBytesRead)+" of logs, "+viewItoa(r.IndexBytesRead)+" of indexes")
+	add("bytes read", bytesCell(r.LogBytesRead)+" of logs, "+bytesCell(r.IndexBytesRead)+" of indexes")
 	for _, p := range r.Problems {
 		add("PROBLEM", string(p.Kind)+" in "+p.Path+" at position "+viewItoa(p.Position)+": "+p.Message)
 	}

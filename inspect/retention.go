@@ -641,7 +641,7 @@ func WriteRetentionTable(w io.Writer, rep *RetentionReport) error {
 		if s.Active {
 			name += " (active)"
 		}
-		rows = append(rows, []string{name, i64(s.NextOffset), i64(s.SizeBytes), age, verdict, at})
+		rows = append(rows, []string{name, i64(s.NextOffset), bytesCell(s.SizeBytes), age, verdict, at})
 	}
 	if err := writeTable(w, []string{"segment", "next offset", "bytes", "largest timestamp", "verdict now", "time retention deletes at"}, rows); err != nil {
 		return err

@@ -444,7 +444,7 @@ func segSizeCell(s SegmentRow) string {
 	}
 	c := dump.ViewBytes(s.SizeBytes)
 	if s.Tail != format.TailNone.String() {
-		c += "\n" + viewItoa(s.TailBytes) + " " + s.Tail + " at end"
+		c += "\n" + bytesCell(s.TailBytes) + " " + s.Tail + " at end"
 	}
 	return c
 }

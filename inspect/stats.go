@@ -666,11 +666,11 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 	// One row per statistic: tablewriter would split a "p50" header.
 	bb, rb := r.BatchBytes, r.RecordsPerBatch
 	dist := [][]string{
-		{"min", viewItoa(bb.Min), viewItoa(rb.Min)},
-		{"p50", viewItoa(bb.P50), viewItoa(rb.P50)},
-		{"p90", viewItoa(bb.P90), viewItoa(rb.P90)},
-		{"p99", viewItoa(bb.P99), viewItoa(rb.P99)},
-		{"max", viewItoa(bb.Max), viewItoa(rb.Max)},
+		{"min", bytesCell(bb.Min), viewItoa(rb.Min)},
+		{"p50", bytesCell(bb.P50), viewItoa(rb.P50)},
+		{"p90", bytesCell(bb.P90), viewItoa(rb.P90)},
+		{"p99", bytesCell(bb.P99), viewItoa(rb.P99)},
+		{"max", bytesCell(bb.Max), viewItoa(rb.Max)},
 		{"mean", strconv.FormatFloat(bb.Mean, 'f', 2, 64), strconv.FormatFloat(rb.Mean, 'f', 2, 64)},
 	}
 	if err := statsSection(w, "Distributions (percentiles within 6.25%, from a log-linear histogram)",
@@ -679,8 +679,8 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 	}
 	var codecs [][]string
 	for _, c := range r.Codecs {
-		codecs = append(codecs, []string{c.Codec, viewItoa(c.Batches), viewItoa(c.Records), viewItoa(c.BatchBytes), viewItoa(c.StoredBytes),
-			viewItoa(c.RecordBytes), strconv.FormatFloat(c.Ratio, 'f', 3, 64), viewItoa(c.Undecodable)})
+		codecs = append(codecs, []string{c.Codec, viewItoa(c.Batches), viewItoa(c.Records), bytesCell(c.BatchBytes), bytesCell(c.StoredBytes),
+			bytesCell(c.RecordBytes), strconv.FormatFloat(c.Ratio, 'f', 3, 64), viewItoa(c.Undecodable)})
 	}
 	if err := statsSection(w, "Codecs (ratio = record bytes / stored bytes)",
 		[]string{"codec", "batches", "records", "batch bytes", "stored bytes", "record bytes", "ratio", "undecodable"}, codecs); err != nil {
@@ -712,13 +712,13 @@ func WriteStatsTable(w io.Writer, r *StatsReport, top int) error {
 	}
 	var hours [][]string
 	for _, h := range r.Hours {
-		hours = append(hours, []string{h.Hour, viewItoa(h.Batches), viewItoa(h.Bytes)})
+		hours = append(hours, []string{h.Hour, viewItoa(h.Batches), bytesCell(h.Bytes)})
 	}
 	if r.NoTimestampBatches > 0 {
-		hours = append(hours, []string{"no timestamp", viewItoa(r.NoTimestampBatches), viewItoa(r.NoTimestampBytes)})
+		hours = append(hours, []string{"no timestamp", viewItoa(r.NoTimestampBatches), bytesCell(r.NoTimestampBytes)})
 	}
 	if r.OtherHoursBatches > 0 {
-		hours = append(hours, []string{"other hours (over the bucket cap)", viewItoa(r.OtherHoursBatches), viewItoa(r.OtherHoursBytes)})
+		hours = append(hours, []string{"other hours (over the bucket cap)", viewItoa(r.OtherHoursBatches), bytesCell(r.OtherHoursBytes)})
 	}
 	if err := statsSection(w, "Bytes per hour (UTC, by batch max timestamp)", []string{"hour", "batches", "bytes"}, hours); err != nil {
 		return err

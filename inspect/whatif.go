@@ -237,7 +237,7 @@ func WriteWhatIfTable(w io.Writer, rep *WhatIfReport) error {
 	}
 	rows := make([][]string, 0, len(rep.Codecs))
 	for _, c := range rep.Codecs {
-		rows = append(rows, []string{c.Codec, i64(c.StoredBytes), strconv.FormatFloat(c.Ratio, 'f', 3, 64), i64(c.SavedBytes),
+		rows = append(rows, []string{c.Codec, bytesCell(c.StoredBytes), strconv.FormatFloat(c.Ratio, 'f', 3, 64), bytesCell(c.SavedBytes),
 			strconv.FormatFloat(c.CompressMsPerMiB, 'f', 2, 64), strconv.FormatFloat(c.DecompressMsPerMiB, 'f', 2, 64)})
 	}
 	return writeTable(w, []string{"codec", "stored bytes", "vs today", "saved bytes", "compress ms per mib", "decompress ms per mib"}, rows)

@@ -158,13 +158,55 @@ type RecoverOptions struct {
 	// producer id, compressed v0/v1 wrappers being split; default 16 MiB);
 	// every other batch is checked streaming, whatever its size.
 	MaxBatchBytes int
+	// OnBytes, if set, is told how far into the .log files the plan has
+	// read, in steps of about a MiB (the furthest byte read in each file,
+	// so a re-read after a split counts once); by the time PlanRecovery
+	// returns the calls add up to the size of every .log file.
+	OnBytes func(n int64)
 }
 
 // srcSeg is an original .log file.
 type srcSeg struct {
 	seg  partition.Segment
-	f    *os.File
+	f    segFile
 	size int64
+	prog *furthestReader // with RecoverOptions.OnBytes
+}
+
+// segFile is what the planner reads a .log through: the file, or the file
+// behind a furthestReader.
+type segFile interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// furthestReader tells onBytes how far into its file reads have reached.
+type furthestReader struct {
+	*os.File
+	onBytes  func(n int64)
+	furthest int64 // furthest byte read
+	told     int64
+}
+
+func (r *furthestReader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := r.File.ReadAt(b, off)
+	if end := off + int64(n); end > r.furthest {
+		r.furthest = end
+		if r.furthest-r.told >= progressStep {
+			r.onBytes(r.furthest - r.told)
+			r.told = r.furthest
+		}
+	}
+	return n, err
+}
+
+// rest tells onBytes the part of a file of size bytes not yet told, read
+// or not (the segments after a truncation are never read).
+func (r *furthestReader) rest(size int64) {
+	if size > r.told {
+		r.onBytes(size - r.told)
+		r.told = size
+	}
 }
 
 // vseg is a segment as LogLoader sees it: a byte range of an original file
@@ -317,6 +359,10 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 			return nil, err
 		}
 		src := &srcSeg{seg: s, f: f, size: st.Size()}
+		if opts.OnBytes != nil {
+			src.prog = &furthestReader{File: f, onBytes: opts.OnBytes}
+			src.f = src.prog
+		}
 		rec.srcs = append(rec.srcs, src)
 		v := &vseg{src: src, base: s.BaseOffset, end: src.size, early: s.Index == ""}
 		if s.TxnIndex != "" && !v.early {
@@ -334,6 +380,15 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 		live = append(live, v)
 	}
 	defer rec.closeAll()
+	if opts.OnBytes != nil {
+		defer func() {
+			for _, s := range rec.srcs {
+				if s.prog != nil {
+					s.prog.rest(s.size)
+				}
+			}
+		}()
+	}
 	all := append([]*vseg(nil), live...)
 	if rec.Loads {
 		if err := p.simulate(rec, &live, &all); err != nil {

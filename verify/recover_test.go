@@ -1,8 +1,10 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -167,4 +169,73 @@ func TestSalvage(t *testing.T) {
 		t.Errorf("salvaged offsets %v", got)
 	}
 	_ = io.EOF
+}
+
+// TestRecoverOnBytes: the progress hook adds up to the size of the .log
+// files, damaged ones and those after a truncation included, and does not
+// change the plan.
+func TestRecoverOnBytes(t *testing.T) {
+	t.Parallel()
+	dir := copyPartition(t, segments(t, "kafka-written", "unifiedlog-producer", "topic-0"))
+	p := filepath.Join(dir, "00000000000000000016.log")
+	data, _ := os.ReadFile(p)
+	data[batchBounds(t, data)[1][0]+70] ^= 0x40
+	os.WriteFile(p, data, 0o644)
+	var want int64
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		st, _ := os.Stat(l)
+		want += st.Size()
+	}
+	plain, err := PlanRecovery(dir, RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int64
+	watched, err := PlanRecovery(dir, RecoverOptions{OnBytes: func(n int64) {
+		if n <= 0 {
+			t.Errorf("OnBytes(%d)", n)
+		}
+		got += n
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || want == 0 {
+		t.Errorf("OnBytes added up to %d, want the %d bytes of %d .log files", got, want, len(logs))
+	}
+	a, _ := json.Marshal(plain)
+	b, _ := json.Marshal(watched)
+	if !bytes.Equal(a, b) {
+		t.Errorf("the plan changed with OnBytes:\n%s\n%s", a, b)
+	}
+}
+
+// TestFurthestReader: re-reading a range (as after a split) counts once;
+// steps are told as the furthest byte read passes each MiB.
+func TestFurthestReader(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const size = 3*progressStep + 100
+	f.Truncate(size)
+	var calls []int64
+	r := &furthestReader{File: f, onBytes: func(n int64) { calls = append(calls, n) }}
+	buf := make([]byte, progressStep/2)
+	for _, off := range []int64{0, progressStep / 2, 0, progressStep / 2, progressStep, 2 * progressStep} {
+		r.ReadAt(buf, off)
+	}
+	if len(calls) != 2 || calls[0] != progressStep || calls[1] != progressStep*3/2 {
+		t.Errorf("after reading the first MiB twice, then to 2.5 MiB: told %v, want [%d %d]", calls, progressStep, progressStep*3/2)
+	}
+	r.rest(size)
+	var sum int64
+	for _, n := range calls {
+		sum += n
+	}
+	if sum != size {
+		t.Errorf("told %d bytes in %v, want %d", sum, calls, size)
+	}
 }

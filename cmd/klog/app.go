@@ -60,7 +60,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 // run is main without os.Exit: tests call it with buffers. A run stopped
 // by a signal exits 128+N (130 for SIGINT, 143 for SIGTERM) and says on
-// stderr that its output is partial.
+// stderr that its output is partial, unless a signal is the command's
+// normal stop (serve: signalIsStop).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	if n := len(args); n >= 2 && args[n-1] == completeFlag {
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return report(stderr, unknownCommand(app, args[2]))
 	}
 	err := app.RunContext(ctx, args)
-	if sig := interrupted(ctx); sig != nil {
+	if sig := interrupted(ctx); sig != nil && app.Metadata[signalStopsKey] != true {
 		fmt.Fprintln(stderr, "klog: "+sig.Error()+": stopped at a record boundary; the output is partial")
 		return exitCode(sig)
 	}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"syscall"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/inspect"
@@ -90,6 +93,24 @@ func signalContext(grace func(code int)) (context.Context, func()) {
 		signalStop(ch)
 		cancel(nil)
 	}
+}
+
+// signalStopsServer is set by a command whose normal stop is a signal
+// (klog serve, like a broker): the process then skips the grace-period
+// exit (serve gives in-flight requests their own time) and exits with the
+// command's own code.
+var signalStopsServer atomic.Bool
+
+const signalStopsKey = "klog.signalStops"
+
+// signalIsStop marks the running command as one a signal stops cleanly:
+// run exits with its code (0 after a clean shutdown), not 128+N.
+func signalIsStop(c *cli.Context) {
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[signalStopsKey] = true
+	signalStopsServer.Store(true)
 }
 
 // interrupted returns the signal error when ctx was cancelled by one.

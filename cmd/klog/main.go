@@ -20,6 +20,9 @@ func signalStop(ch chan os.Signal)   { signal.Stop(ch) }
 func main() {
 	ctx, stop := signalContext(func(code int) {
 		time.AfterFunc(signalGrace, func() {
+			if signalStopsServer.Load() {
+				return // serve shuts down in its own time
+			}
 			os.Stderr.WriteString("klog: did not stop within a second of the signal; exiting\n")
 			os.Exit(code)
 		})

@@ -56,7 +56,7 @@ func runOnPTY(t *testing.T, env []string, ptyStdout bool, args ...string) (term,
 	return shown.String(), out.String()
 }
 
-// TestProgressOnATerminal: verify (and stats, segments) shows a progress bar in bytes on a
+// TestProgressOnATerminal: verify (and stats, segments, recover) shows a progress bar in bytes on a
 // terminal stderr, and clears it; not when piped, not with --no-progress,
 // not when --json goes to the same terminal; no colour with NO_COLOR.
 func TestProgressOnATerminal(t *testing.T) {
@@ -80,6 +80,20 @@ func TestProgressOnATerminal(t *testing.T) {
 		if !strings.Contains(term, "reading") || !strings.Contains(term, "KiB") || strings.Contains(out, "reading") {
 			t.Errorf("%s: no progress bar on the terminal, or one on stdout:\n%q", cmd, term)
 		}
+	}
+
+	// recover: a bar while the plan reads the segments, cleared before the
+	// plan; none with --no-progress or with --json on the same terminal.
+	part := segments(t, "kafka-written", "unifiedlog-producer", "topic-0")
+	term, out = runOnPTY(t, nil, false, "recover", part)
+	if !strings.Contains(term, "planning") || !strings.Contains(term, "KiB") || !strings.Contains(out, ": keep (") || strings.Contains(out, "planning") {
+		t.Errorf("recover: no progress bar on the terminal, or one on stdout:\n%q\nstdout:\n%s", term, out)
+	}
+	if term, _ := runOnPTY(t, nil, false, "recover", part, "--no-progress"); strings.Contains(term, "planning") {
+		t.Errorf("recover: progress despite --no-progress:\n%q", term)
+	}
+	if term, _ := runOnPTY(t, nil, true, "recover", "--json", part); strings.Contains(term, "planning") || !strings.Contains(term, `"type":"recovery"`) {
+		t.Errorf("recover: progress mixed into --json on the terminal, or no plan:\n%q", term)
 	}
 
 	// dump: a bar while the dump goes to a file or a pipe, none while it

@@ -37,9 +37,11 @@ plan as one object. --output DIR writes what Kafka would leave (split
 segments included) to a new directory, and refuses when Kafka would refuse
 to load. --salvage scans past corrupt regions for the next valid batch and
 exports the records that can still be saved (NDJSON on stdout), reporting
-every skipped byte range on stderr. Exit status: 0 Kafka changes nothing, 1
+every skipped byte range on stderr. On a terminal, stderr shows the plan's
+progress in bytes while it reads the segments (--no-progress turns it off;
+never while --json or --salvage output goes to the same terminal). Exit status: 0 Kafka changes nothing, 1
 Kafka changes the partition or refuses to load it, 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag, keyEncFlag, valueEncFlag},
+	Flags:  []cli.Flag{recoverOutFlag, recoverSalvageFlag, recoverJSONFlag, keyEncFlag, valueEncFlag, noProgressFlag},
 	Action: runRecover,
 }
 
@@ -52,7 +54,12 @@ func runRecover(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	plan, err := verify.PlanRecovery(dir, verify.RecoverOptions{})
+	// A bar while the plan reads the segments, cleared before the plan is
+	// printed; none when --json or --salvage's NDJSON goes to the terminal.
+	bar := newProgress(c, "planning", c.Bool(recoverJSONFlag.Name) || c.Bool(recoverSalvageFlag.Name),
+		func() int64 { return logBytes([]string{dir}) })
+	plan, err := verify.PlanRecovery(dir, verify.RecoverOptions{OnBytes: bar.addFunc()})
+	bar.finish()
 	if err != nil {
 		return fail("recover", err)
 	}

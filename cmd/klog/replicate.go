@@ -44,14 +44,20 @@ through their own fetch requests; the leader learns their log end offsets from
 the fetch offsets, sets the high watermark to the smallest over the ISR and
 writes it to each broker's replication-offset-checkpoint (so klog tail and
 klog offsets show it move). Producers use acks 0, 1 or all. Prints the moments
-table (one row per change), or --json one line per RPC.`,
+table (one row per change) and a line per produce request; --format tsv prints
+them as tab-separated values under a header (the produce lines as # comments),
+--format json (or --json) one line per RPC.`,
 	Flags: []cli.Flag{replDirFlag, replBrokersFlag, replTopicFlag, replPartFlag, replPreloadFlag, replRecordsFlag, replEveryFlag,
 		replAcksFlag, replMinISRFlag, replLagFlag, replDelayFlag, replTickFlag, replTicksFlag, replStepFlag, replJSONFlag,
-		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag, replTimeoutFlag},
+		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag, replTimeoutFlag, formatFlag},
 	Action: runReplicate,
 }
 
 func runReplicate(c *cli.Context) error {
+	outFormat, err := outputFormat(c, replJSONFlag.Name)
+	if err != nil {
+		return err
+	}
 	cfg, sc, err := replicateConfig(c)
 	if err != nil {
 		return err
@@ -69,7 +75,7 @@ func runReplicate(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
-	jsonOut := c.Bool(replJSONFlag.Name)
+	jsonOut := outFormat == "json"
 	rpcSeen := len(cl.RPCs())
 	sc.AfterTick = func() {
 		for _, r := range cl.RPCs()[rpcSeen:] {
@@ -89,11 +95,12 @@ func runReplicate(c *cli.Context) error {
 		return nil
 	}
 	header, rows := cl.Table(res, sc.Group != "")
-	if err := dump.WriteTable(styled(c, out, "table"), header, rows); err != nil {
+	table := styled(c, out, outFormat)
+	if err := dump.WriteTable(table, header, rows); err != nil {
 		return fail("replicate", err)
 	}
 	for i, call := range res.Calls {
-		fmt.Fprintf(out, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, call.Status())
+		fmt.Fprintf(table, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, call.Status())
 	}
 	return nil
 }

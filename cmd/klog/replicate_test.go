@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,5 +69,44 @@ func TestReplicateRealTime(t *testing.T) {
 	code, _, errs = klog(t, "verify", dir)
 	if code != ExitOK {
 		t.Errorf("verify after the run: exit %d\n%s", code, errs)
+	}
+}
+
+// TestReplicateFormat: --format tsv is the moments table as tab-separated
+// values under a header, the produce lines as comments; --format json is
+// --json; a bad or contradictory format is a usage error.
+func TestReplicateFormat(t *testing.T) {
+	code, out, errs := klog(t, "replicate", "--dir", filepath.Join(t.TempDir(), "c"), "--preload", "7", "--records", "1", "--step", "--format", "tsv")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "Moment\tLeader log end offset\t") {
+		t.Errorf("no TSV header: %q", lines[0])
+	}
+	if last := lines[len(lines)-1]; last != "# produce 1: offset 7: answered at tick 3" {
+		t.Errorf("last line %q, want the produce line as a comment", last)
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		if strings.Count(l, "\t") != strings.Count(lines[0], "\t") || strings.ContainsAny(l, "│┌") {
+			t.Errorf("not a TSV row of the header's width: %q", l)
+		}
+	}
+
+	_, viaFormat, _ := klog(t, "replicate", "--dir", filepath.Join(t.TempDir(), "c"), "--preload", "2", "--step", "--format", "json")
+	_, viaJSON, _ := klog(t, "replicate", "--dir", filepath.Join(t.TempDir(), "c"), "--preload", "2", "--step", "--json")
+	if viaFormat != viaJSON || !strings.HasPrefix(viaJSON, "{") {
+		t.Errorf("--format json and --json differ:\n%s\n%s", viaFormat, viaJSON)
+	}
+
+	for _, args := range [][]string{{"--format", "csv"}, {"--json", "--format", "tsv"}} {
+		dir := filepath.Join(t.TempDir(), "c")
+		code, _, errs := klog(t, append([]string{"replicate", "--dir", dir, "--step"}, args...)...)
+		if code != ExitTrouble || !strings.Contains(errs, "--format") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%v: the cluster directory was created despite the usage error", args)
+		}
 	}
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -36,6 +40,9 @@ func (c cleanupM) Run() int {
 // command, checking what an operator types and sees: stdout, stderr and
 // exit codes. $SEGMENTS is testdata/segments (read-only; scripts write
 // under $WORK). -update rewrites the expected outputs in the scripts.
+// "exitcode N klog ARGS..." runs klog like exec and checks its exit status
+// is N (exec only tells zero from non-zero); "sleep D" waits a Go
+// duration (a background klog serve sets up before it is signalled).
 func TestScripts(t *testing.T) {
 	seg, err := filepath.Abs("../../testdata/segments")
 	if err != nil {
@@ -44,7 +51,11 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		UpdateScripts:       *update,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": scriptExitCode,
+			"sleep":    scriptSleep,
+		},
+		UpdateScripts: *update,
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "ci": // tools missing in CI are failures, not skips
@@ -59,4 +70,41 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// scriptExitCode is the scripts' "exitcode N PROGRAM ARGS...".
+func scriptExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: exitcode N PROGRAM [ARGS...] (no !)")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: bad status %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// scriptSleep is the scripts' "sleep DURATION".
+func scriptSleep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sleep DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil {
+		ts.Fatalf("sleep: %v", err)
+	}
+	time.Sleep(d)
 }

@@ -66,6 +66,7 @@ func defaultStateDir(logDir string) (string, error) {
 }
 
 func runServe(c *cli.Context) error {
+	signalIsStop(c) // SIGINT/SIGTERM is how a server stops: exit 0
 	if c.Args().Len() > 0 {
 		return usageError("serve: unexpected arguments %q", c.Args().Slice())
 	}

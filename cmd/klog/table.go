@@ -17,14 +17,18 @@ import (
 var formatFlag = &cli.StringFlag{Name: "format", Value: "table", Usage: "table (fitted to the terminal width, or $COLUMNS), tsv (tab-separated with a header line; other lines start with #) or json (as --json)"}
 
 // viewFormat reads --format and --json of a view command.
-func viewFormat(c *cli.Context) (string, error) {
+func viewFormat(c *cli.Context) (string, error) { return outputFormat(c, viewsJSONFlag.Name) }
+
+// outputFormat reads --format and the command's --json flag (named
+// jsonFlag), which is --format json.
+func outputFormat(c *cli.Context, jsonFlag string) (string, error) {
 	f := c.String(formatFlag.Name)
 	switch f {
 	case "table", "tsv", "json":
 	default:
 		return "", usageError("%s: --format must be table, tsv or json, got %q", c.Command.Name, f)
 	}
-	if c.Bool(viewsJSONFlag.Name) {
+	if c.Bool(jsonFlag) {
 		if c.IsSet(formatFlag.Name) && f != "json" {
 			return "", usageError("%s: --json and --format %s exclude each other", c.Command.Name, f)
 		}
