@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/internal/hostile"
+	"github.com/klog-dev/klog/internal/jsoncontract"
 )
 
 // maxRSS is the memory promise of every reading command (README).
@@ -134,6 +135,7 @@ func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
 	outF.Seek(0, 0)
 	br := bufio.NewReaderSize(outF, 1<<20)
 	var head strings.Builder
+	validated := 0
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
@@ -143,6 +145,15 @@ func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
 			if jsonArgs(args) && (!json.Valid(line) || line[0] != '{') {
 				t.Errorf("klog %s: stdout line is not a JSON object: %.200q", strings.Join(args, " "), line)
 				break
+			}
+			// Schema-valid too: the first lines (a bomb prints millions
+			// of records) up to 1 MiB (a fetch of them is one line,
+			// checked as JSON above).
+			if validated++; jsonArgs(args) && validated <= 200 && len(line) <= 1<<20 {
+				if err := jsoncontract.Line(line); err != nil {
+					t.Errorf("klog %s: stdout line is not in the schema: %v: %.200q", strings.Join(args, " "), err, line)
+					break
+				}
 			}
 			for _, m := range kindRE.FindAllSubmatch(line, -1) {
 				if k := string(m[1]); !fileKinds[k] {
