@@ -161,7 +161,9 @@ func produceOptions(c *cli.Context) (produce.Options, error) {
 
 // openAppender opens the partition for appending at the leader epoch the
 // flags ask for: a leader keeps writing at the partition's current epoch;
-// an older one is fenced (FENCED_LEADER_EPOCH).
+// an older one is fenced (FENCED_LEADER_EPOCH): like INVALID_PRODUCER_EPOCH
+// that is the broker's answer, not trouble, so it exits 1 (README, "Exit
+// codes").
 func openAppender(c *cli.Context, opts produce.Options) (*produce.Appender, error) {
 	app, err := produce.OpenContext(c.Context, c.String(prodLogFlag.Name), opts)
 	if err != nil {
@@ -174,7 +176,7 @@ func openAppender(c *cli.Context, opts produce.Options) (*produce.Appender, erro
 	if latest := app.LatestLeaderEpoch(); latest > opts.PartitionLeaderEpoch {
 		if c.IsSet(prodLeaderFlag.Name) {
 			app.Close()
-			return nil, &exitError{code: ExitTrouble, msg: fmt.Sprintf("produce: --leader-epoch %d is below the partition's latest leader epoch %d (a broker fences it)", opts.PartitionLeaderEpoch, latest)}
+			return nil, &exitError{code: ExitFindings, msg: fmt.Sprintf("produce: --leader-epoch %d is below the partition's latest leader epoch %d (fenced: FENCED_LEADER_EPOCH)", opts.PartitionLeaderEpoch, latest)}
 		}
 		if err := app.SetLeaderEpoch(latest); err != nil {
 			app.Close()

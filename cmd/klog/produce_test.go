@@ -865,7 +865,9 @@ func TestProduceLeaderEpoch(t *testing.T) {
 	}
 	checkpoint("0\n2\n0 0\n4 2\n")
 	code, _, errs := prodRun(t, "e\n", "produce", "--log", dir, "--acks", "0", "--leader-epoch", "3")
-	if code != ExitTrouble || !strings.Contains(errs, "below the partition's latest leader epoch 4") {
+	// A fenced leader epoch is the broker's answer (FENCED_LEADER_EPOCH),
+	// exit 1 like a fenced producer epoch, not trouble.
+	if code != ExitFindings || !strings.Contains(errs, "below the partition's latest leader epoch 4 (fenced: FENCED_LEADER_EPOCH)") {
 		t.Errorf("older epoch: exit %d %s", code, errs)
 	}
 	code, out, _ := klog(t, "dump", filepath.Join(dir, "00000000000000000000.log"))
