@@ -166,6 +166,9 @@ type Cluster struct {
 	names      map[int32]string
 	epochs     []epochEntry
 	buf        []byte
+	// virtual is set when Config.Now was nil: the cluster runs on its own
+	// virtual clock (New fills in Now, so Now != nil says nothing).
+	virtual bool
 }
 
 type epochEntry struct {
@@ -197,6 +200,7 @@ func New(cfg Config) (*Cluster, error) {
 	c := &Cluster{cfg: cfg, byID: map[int32]*Broker{}, isr: map[int32]bool{}, fetchOff: map[int32]int64{},
 		caughtUp: map[int32]int64{}, nextTurn: map[int32]int64{}, names: map[int32]string{}, leoAtFetch: map[int32]int64{}}
 	if c.cfg.Now == nil {
+		c.virtual = true
 		c.cfg.Now = func() time.Time { return time.UnixMilli(1700000000000).Add(time.Duration(c.tick) * c.cfg.Tick) }
 	}
 	for i, id := range cfg.Brokers {

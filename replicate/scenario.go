@@ -100,7 +100,7 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*RunResult, error) {
 		if sc.AfterTick != nil {
 			sc.AfterTick()
 		}
-		if c.cfg.Now != nil {
+		if !c.virtual {
 			time.Sleep(c.cfg.Tick)
 		}
 		if sc.Ticks <= 0 && r.quiet(t) {
@@ -160,7 +160,7 @@ func (r *scenarioRun) tick(ctx context.Context, t int) error {
 	if sc.Group == "" {
 		return nil
 	}
-	if c.cfg.Now == nil {
+	if c.virtual {
 		return r.consumeStep()
 	}
 	return r.consumeRealTime(ctx)

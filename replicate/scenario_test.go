@@ -3,7 +3,9 @@ package replicate
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"testing"
+	"time"
 )
 
 func TestRunScenario(t *testing.T) {
@@ -63,5 +65,33 @@ func TestParseAtAndAcks(t *testing.T) {
 	}
 	if _, err := ParseAcks("2"); err == nil {
 		t.Errorf("ParseAcks(2) accepted")
+	}
+}
+
+// TestRunVirtualClockConsumer pins the README's "Broker 3 fetches slowly"
+// walkthrough (klog replicate --step): on the virtual clock the consumer
+// fetches once per tick, in step with replication, so its first fetch is
+// the third moment and the run never sleeps. New fills in Config.Now, so
+// the scenario must not take Now != nil for a real clock.
+func TestRunVirtualClockConsumer(t *testing.T) {
+	cl := newCluster(t, Config{FollowerDelay: map[int32]time.Duration{3: 60 * time.Millisecond}})
+	if err := cl.Preload(7); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := cl.Run(context.Background(), Scenario{Records: 6, Acks: AcksAll, Group: "readers", CrashLeaderAt: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.ConsumerRows {
+		got = append(got, strconv.Itoa(r.Moment)+":"+strconv.FormatInt(r.Position, 10))
+	}
+	if want := []string{"2:7", "15:9", "17:13"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("consumer rows (moment:position) %v, want %v", got, want)
+	}
+	// 18 ticks of 10ms each would be slept through on a real clock.
+	if d := time.Since(start); d > 150*time.Millisecond {
+		t.Errorf("a virtual-clock run took %v: it slept", d)
 	}
 }
