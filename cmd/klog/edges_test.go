@@ -174,6 +174,13 @@ func TestExitCodeTable(t *testing.T) {
 	if code, _, errs := prodRun(t, "x\n", "produce", "--log", part, "--producer-id", "7", "--producer-epoch", "2"); code != ExitFindings {
 		t.Errorf("fenced producer: exit %d, want 1: %s", code, errs)
 	}
+	// Fenced by leader epoch (FENCED_LEADER_EPOCH) is the same answer.
+	if code, _, errs := prodRun(t, "x\n", "produce", "--log", part, "--leader-epoch", "5"); code != 0 {
+		t.Fatalf("produce leader epoch 5: exit %d: %s", code, errs)
+	}
+	if code, _, errs := prodRun(t, "x\n", "produce", "--log", part, "--leader-epoch", "4"); code != ExitFindings {
+		t.Errorf("fenced leader epoch: exit %d, want 1: %s", code, errs)
+	}
 }
 
 // TestSignals: SIGINT and SIGTERM stop a long dump or verify within a
