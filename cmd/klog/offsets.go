@@ -85,13 +85,24 @@ func runOffsets(c *cli.Context) error {
 	if c.Bool(offsetsRebuildFlag.Name) {
 		mode = partition.IndexesRebuilt
 	}
-	dirs, err := partition.PartitionDirs(args)
-	if err != nil {
-		return fail("offsets", err)
+	// Expand each path on its own: one that holds no partition directory
+	// (an empty or unrelated directory) is an error, never a silent exit 0
+	// (README, "What a file is"); the other paths are still answered.
+	var dirs []string
+	unreadable := 0
+	for _, a := range args {
+		ds, err := partition.PartitionDirs([]string{a})
+		if err != nil {
+			return fail("offsets", err)
+		}
+		if len(ds) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "klog: offsets: %s: no partition directory found (give a partition directory or a log directory)\n", a)
+			unreadable++
+		}
+		dirs = append(dirs, ds...)
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
-	unreadable := 0
 	enc := json.NewEncoder(out)
 	for _, d := range dirs {
 		l, err := fetch.Open(d)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,6 +82,22 @@ func TestOffsetsUsage(t *testing.T) {
 		if code, _, _ := klog(t, args...); code != ExitTrouble {
 			t.Errorf("%v: exit %d, want %d", args, code, ExitTrouble)
 		}
+	}
+}
+
+// TestOffsetsNoPartition: a directory holding no partition directory is
+// exit 2 with its name on stderr, never a silent exit 0; the other paths
+// are still answered.
+func TestOffsetsNoPartition(t *testing.T) {
+	dir := fixturePartition(t, "v2-none")
+	empty := t.TempDir()
+	code, out, errs := klog(t, "offsets", empty)
+	if code != ExitTrouble || out != "" || !strings.Contains(errs, empty+": no partition directory found") {
+		t.Errorf("empty dir: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = klog(t, "offsets", empty, dir)
+	if code != ExitTrouble || strings.Count(out, "\n") != 1 || !strings.Contains(errs, "no partition directory found") {
+		t.Errorf("empty dir and a partition: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
 
