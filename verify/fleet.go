@@ -37,14 +37,6 @@ const MemoryLimit = 96 << 20
 // partitions); Options.OnFile and OnStart are called per piece.
 func RunEach(ctx context.Context, paths []string, opts Options, each func(*Report) error) (*Report, error) {
 	total := &Report{Start: time.Now(), roots: paths}
-	for _, p := range paths {
-		if p == "-" {
-			continue // stdin
-		}
-		if _, err := os.Stat(p); err != nil {
-			return nil, err
-		}
-	}
 	rd := newReads(ctx, opts)
 	opts.reads = rd
 	defer func() {
@@ -97,7 +89,13 @@ func (r *runner) walk(p string) error {
 	args, err := partition.Expand([]string{p})
 	if err != nil {
 		if _, serr := os.Stat(p); serr != nil {
-			return err // no such path: a usage error
+			// No such path: reported as a path that holds no Kafka file;
+			// the other paths are still checked and the exit code is 2 at
+			// the end (README, "Exit codes").
+			if err := r.flush(); err != nil {
+				return err
+			}
+			return r.handOwn(errorReport(p, kindError, pathErr(serr)))
 		}
 		// Unreadable: report it, go on with the rest (exit 2 at the end).
 		if err := r.flush(); err != nil {
@@ -265,4 +263,14 @@ func under(p string, roots []string) bool {
 		}
 	}
 	return false
+}
+
+// pathErr is a stat error without the "stat PATH:" prefix: the report
+// names the path already.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

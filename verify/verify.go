@@ -227,15 +227,20 @@ type group struct {
 }
 
 // Run verifies paths: segment or index files, partition directories, or log
-// directories (recursively). The error is only for bad usage (a path that
-// does not exist); unreadable files are reported in their FileReport.
+// directories (recursively). A path that does not exist and unreadable
+// files are reported in their FileReport; the error is for trouble with
+// stdin.
 func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 	var ex expander
 	for _, p := range paths {
 		args, err := partition.Expand([]string{p})
 		if err != nil {
 			if _, serr := os.Stat(p); serr != nil {
-				return nil, err // no such path: a usage error
+				// No such path: reported like a path that holds no Kafka
+				// file, and the other paths are still checked (README,
+				// "Exit codes": exit 2 at the end).
+				ex.tasks = append(ex.tasks, task{path: p, kind: kindError, base: -1, err: pathErr(serr)})
+				continue
 			}
 			ex.fail(p, err) // unreadable: reported, the rest goes on
 			continue
