@@ -1,5 +1,7 @@
 package format
 
+import "encoding/binary"
+
 // Layout of log entries, v2 batches and v0/v1 messages. These constants are
 // part of the on-disk format; never change them.
 const (
@@ -67,3 +69,16 @@ const (
 	NoTimestamp            int64 = -1
 	maxInt32                     = 1<<31 - 1
 )
+
+// LooksLikeSegment reports whether h, the first HeaderSizeUpToMagic bytes
+// of a file, is a plausible entry header: an offset that is not negative,
+// a size of at least the smallest entry and a magic of 0, 1 or 2. It is how
+// a file with no Kafka name is taken for a segment (verify, stats).
+func LooksLikeSegment(h []byte) bool {
+	if len(h) < HeaderSizeUpToMagic {
+		return false
+	}
+	size := int32(binary.BigEndian.Uint32(h[posSize:]))
+	magic := int8(h[posMagic])
+	return int64(binary.BigEndian.Uint64(h[posOffset:])) >= 0 && size >= RecordOverheadV0 && magic >= 0 && magic <= MagicV2
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -198,6 +199,13 @@ func statsFiles(paths []string) ([]string, []error, error) {
 		dirs := []string{p}
 		switch args[0].Kind {
 		case partition.ArgFile:
+			if !statsSegmentFile(p) {
+				// An index, a snapshot, /etc/passwd: not something stats
+				// can read as a log; an error (exit 2), never garbage
+				// findings (README, "What a file is").
+				skipped = append(skipped, &dump.IOError{Path: p, Err: errors.New("not a log segment (stats reads .log segments, partition directories and log directories)")})
+				continue
+			}
 			out = append(out, p)
 			continue
 		case partition.ArgStdin:
@@ -219,6 +227,30 @@ func statsFiles(paths []string) ([]string, []error, error) {
 		}
 	}
 	return out, skipped, nil
+}
+
+// statsSegmentFile reports whether a file named on the command line is
+// read as a segment: a .log (also Kafka's .log.deleted, .log.cleaned and
+// .log.swap), or a file whose name says nothing but whose first bytes are a
+// plausible entry header, as verify takes one.
+func statsSegmentFile(p string) bool {
+	name := filepath.Base(p)
+	for _, m := range []string{".deleted", ".cleaned", ".swap"} {
+		name = strings.TrimSuffix(name, m)
+	}
+	if strings.HasSuffix(name, partition.LogSuffix) {
+		return true
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return true // the read reports the error
+	}
+	defer f.Close()
+	var h [format.HeaderSizeUpToMagic]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	return format.LooksLikeSegment(h[:])
 }
 
 // CollectStats reads the batches of paths (see StatsFiles) once. The error

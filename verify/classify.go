@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -65,9 +64,7 @@ func looksLikeSegment(p string) bool {
 	if _, err := io.ReadFull(f, h[:]); err != nil {
 		return false
 	}
-	size := int32(binary.BigEndian.Uint32(h[8:]))
-	magic := int8(h[16])
-	return int64(binary.BigEndian.Uint64(h[:])) >= 0 && size >= format.RecordOverheadV0 && magic >= 0 && magic <= format.MagicV2
+	return format.LooksLikeSegment(h[:])
 }
 
 // classify names the kind of a Kafka file from its name, "" when the name

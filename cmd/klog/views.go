@@ -237,6 +237,9 @@ func runStats(c *cli.Context) error {
 		}
 	}
 	if rep.Files == 0 {
+		for _, u := range rep.Unreadable {
+			fmt.Fprintln(c.App.ErrWriter, "klog: stats: "+u)
+		}
 		return usageError("stats: no segment found in %s", strings.Join(args, ", "))
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
