@@ -189,12 +189,10 @@ func statsFiles(paths []string) ([]string, []error, error) {
 	for _, p := range paths {
 		args, err := partition.Expand([]string{p})
 		if err != nil {
-			if _, serr := os.Stat(p); serr == nil {
-				// Unreadable: report it, go on with the rest.
-				skipped = append(skipped, &dump.IOError{Path: p, Err: err})
-				continue
-			}
-			return nil, nil, &dump.IOError{Path: p, Err: err}
+			// Unreadable or missing: report it, go on with the rest (exit 2
+			// at the end, README "Exit codes").
+			skipped = append(skipped, &dump.IOError{Path: p, Err: err})
+			continue
 		}
 		dirs := []string{p}
 		switch args[0].Kind {

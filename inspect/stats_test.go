@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/klog-dev/klog/dump"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -347,7 +346,9 @@ func TestStatsProblems(t *testing.T) {
 		{"partial last batch (the kind verify gives)", corrupt("truncated-tail"), verify.KindTruncated, 1, nil},
 		{"garbage", corrupt("garbage-log"), verify.KindTrailingBytes, 1, nil},
 		{"zero tail is a preallocated segment", zeroPadded, "", 0, nil},
-		{"missing path", filepath.Join(t.TempDir(), "nope"), "", 0, fs.ErrNotExist},
+		// A missing path is reported in Unreadable (the command exits 2),
+		// the other paths are still read.
+		{"missing path", filepath.Join(t.TempDir(), "nope"), "", 0, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -365,6 +366,9 @@ func TestStatsProblems(t *testing.T) {
 			}
 			if r.ProblemCount != c.count || len(r.Problems) != c.count || (c.count > 0 && r.Problems[0].Kind != c.kind) {
 				t.Errorf("problems %+v, want %d of kind %s", r.Problems, c.count, c.kind)
+			}
+			if missing := strings.HasSuffix(c.path, "nope"); missing != (len(r.Unreadable) == 1) {
+				t.Errorf("unreadable %q", r.Unreadable)
 			}
 		})
 	}

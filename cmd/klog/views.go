@@ -146,23 +146,34 @@ func runSegments(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageError("segments: no DIR given")
 	}
-	dirs, err := inspect.PartitionDirs(args)
-	if err != nil {
-		return viewError("segments", err)
-	}
-	if len(dirs) == 0 {
-		return usageError("segments: no partition directory found in %s", strings.Join(args, ", "))
-	}
-	out := bufio.NewWriter(c.App.Writer)
-	defer out.Flush()
 	format, err := viewFormat(c)
 	if err != nil {
 		return err
 	}
+	// Each path on its own: one that does not exist or cannot be listed is
+	// reported and the others are still read (exit 2 at the end).
+	var dirs []string
+	unreadable := 0
+	for _, a := range args {
+		ds, err := inspect.PartitionDirs([]string{a})
+		if err != nil {
+			fmt.Fprintln(c.App.ErrWriter, "klog: segments: "+err.Error())
+			unreadable++
+			continue
+		}
+		dirs = append(dirs, ds...)
+	}
+	if len(dirs) == 0 {
+		if unreadable > 0 {
+			return &exitError{code: ExitTrouble}
+		}
+		return usageError("segments: no partition directory found in %s", strings.Join(args, ", "))
+	}
+	out := bufio.NewWriter(c.App.Writer)
+	defer out.Flush()
 	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
 	defer bar.finish()
 	findings := 0
-	unreadable := 0
 	for i, d := range dirs {
 		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
