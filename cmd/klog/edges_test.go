@@ -171,8 +171,9 @@ func TestExitCodeTable(t *testing.T) {
 	if code, _, _ := prodRun(t, "x\n", "produce", "--log", part, "--producer-id", "7", "--producer-epoch", "3"); code != 0 {
 		t.Fatalf("produce epoch 3: exit %d", code)
 	}
-	if code, _, errs := prodRun(t, "x\n", "produce", "--log", part, "--producer-id", "7", "--producer-epoch", "2"); code != ExitFindings {
-		t.Errorf("fenced producer: exit %d, want 1: %s", code, errs)
+	if code, _, errs := prodRun(t, "x\n", "produce", "--log", part, "--producer-id", "7", "--producer-epoch", "2"); code != ExitFindings ||
+		!strings.HasPrefix(errs, "klog: produce: producer 7 epoch 2 is older") {
+		t.Errorf("fenced producer: exit %d, want 1, one prefix: %s", code, errs)
 	}
 	// Fenced by leader epoch (FENCED_LEADER_EPOCH) is the same answer.
 	if code, _, errs := prodRun(t, "x\n", "produce", "--log", part, "--leader-epoch", "5"); code != 0 {

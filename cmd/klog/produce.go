@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/produce"
@@ -117,6 +118,16 @@ func runProduce(c *cli.Context) error {
 	case errors.As(err, &ie):
 		return usageError("produce: stdin line %d: %v", ie.Line, ie.Err)
 	}
+	return produceFail(err)
+}
+
+// produceFail is fail("produce", err) for an error that may already say
+// "produce: " (package produce's own errors do), so the line reads
+// "klog: produce: producer 5 epoch 1 ... (fenced)", not "produce: produce:".
+func produceFail(err error) error {
+	if strings.HasPrefix(err.Error(), "produce: ") {
+		return &exitError{code: exitCode(err), msg: err.Error()}
+	}
 	return fail("produce", err)
 }
 
@@ -171,7 +182,7 @@ func openAppender(c *cli.Context, opts produce.Options) (*produce.Appender, erro
 		if errors.As(err, &ite) {
 			return nil, &exitError{code: ExitFindings, msg: "produce: " + err.Error()}
 		}
-		return nil, fail("produce", err)
+		return nil, produceFail(err)
 	}
 	if latest := app.LatestLeaderEpoch(); latest > opts.PartitionLeaderEpoch {
 		if c.IsSet(prodLeaderFlag.Name) {
