@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,11 +46,28 @@ Kafka changes the partition or refuses to load it, 2 usage or I/O trouble.`,
 	Action: runRecover,
 }
 
-func runRecover(c *cli.Context) error {
+// recoverArg is the one argument, a partition directory. It refuses a log directory or an unrelated one (no Kafka
+// partition file and not named topic-N): planning it would answer "no
+// segment survives; Kafka creates an empty one" (exit 1) about a partition
+// that is not there.
+func recoverArg(c *cli.Context) (string, error) {
 	if c.Args().Len() != 1 {
-		return usageError("recover: give one partition directory")
+		return "", usageError("recover: give one partition directory")
 	}
 	dir := c.Args().First()
+	if st, err := os.Stat(dir); err == nil && st.IsDir() && !partition.IsPartitionDir(dir) {
+		if _, _, named := partition.ParseDirName(filepath.Base(filepath.Clean(dir))); !named {
+			return "", usageError("recover: %s is not a partition directory", dir)
+		}
+	}
+	return dir, nil
+}
+
+func runRecover(c *cli.Context) error {
+	dir, err := recoverArg(c)
+	if err != nil {
+		return err
+	}
 	recOpts, err := recordOptions(c, true)
 	if err != nil {
 		return err
