@@ -143,7 +143,7 @@ func (t *tailer) start(paths []string) error {
 		}
 		switch args[0].Kind {
 		case partition.ArgFile:
-			return &os.PathError{Op: "tail", Path: arg, Err: errors.New("not a directory (give a partition directory or a log directory)")}
+			return &os.PathError{Op: "open", Path: arg, Err: errors.New("not a directory (give a partition directory or a log directory)")}
 		case partition.ArgPartition:
 			ld := t.logDir(filepath.Dir(p))
 			if err := t.w.Add(ld.path); err != nil {
