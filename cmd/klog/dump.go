@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -225,9 +226,17 @@ func dumpOffset(c *cli.Context, flag *cli.StringFlag, files []string) (int64, er
 	if o.kind == offsetAbsolute {
 		return o.n, nil
 	}
-	dir := filepath.Dir(files[0])
+	// A partition directory named as an argument is its own partition; a
+	// file's is the directory holding it.
+	partDir := func(f string) string {
+		if st, err := os.Stat(f); err == nil && st.IsDir() {
+			return filepath.Clean(f)
+		}
+		return filepath.Dir(f)
+	}
+	dir := partDir(files[0])
 	for _, f := range files[1:] {
-		if filepath.Dir(f) != dir {
+		if partDir(f) != dir {
 			return 0, usageError("dump: --%s %s needs the files of one partition directory", flag.Name, o)
 		}
 	}
