@@ -2,7 +2,6 @@ package produce
 
 import (
 	"github.com/klog-dev/klog/internal/safeio"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -44,18 +43,9 @@ func (a *Appender) rebuildEpochs(d *partition.Dir, segs []partition.Segment) err
 		return nil
 	}
 	for _, s := range segs {
-		f, err := os.Open(s.Log)
+		f, size, err := a.openForScan(s)
 		if err != nil {
 			return err
-		}
-		size := a.seg.size
-		if s.BaseOffset != a.seg.base {
-			st, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return err
-			}
-			size = st.Size()
 		}
 		sc := format.NewScanner(f, size, format.ScanOptions{HeadersOnly: true})
 		for {

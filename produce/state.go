@@ -105,18 +105,9 @@ func (a *Appender) loadProducers(d *partition.Dir, segs []partition.Segment) err
 		if from >= 0 && i+1 < len(segs) && segs[i+1].BaseOffset <= from {
 			continue // wholly before the snapshot
 		}
-		f, err := os.Open(s.Log)
+		f, size, err := a.openForScan(s)
 		if err != nil {
 			return err
-		}
-		size := a.seg.size
-		if s.BaseOffset != a.seg.base {
-			st, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return err
-			}
-			size = st.Size()
 		}
 		sc := format.NewScanner(f, size, format.ScanOptions{})
 		for {
@@ -198,4 +189,23 @@ func (a *Appender) Producer(producerID int64) (epoch int16, lastSeq int32, lastO
 		return 0, -1, -1, false
 	}
 	return p.epoch, p.lastSeq, p.lastOffset, true
+}
+
+// openForScan opens a segment's log for reading the batches the appender
+// has already validated: the active segment up to the size Open accepted
+// (an invalid tail it refused or cut is never read), any other segment whole.
+func (a *Appender) openForScan(s partition.Segment) (*os.File, int64, error) {
+	f, err := os.Open(s.Log)
+	if err != nil {
+		return nil, 0, err
+	}
+	if s.BaseOffset == a.seg.base {
+		return f, a.seg.size, nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
