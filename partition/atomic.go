@@ -1,7 +1,9 @@
 package partition
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,7 +28,27 @@ type WriteOptions struct {
 // It is the one checkpoint writer: leader-epoch-checkpoint, producer
 // snapshots, replication-offset-checkpoint and consumer offsets go through
 // it.
-func WriteFileAtomic(path string, data []byte, opts WriteOptions) (err error) {
+func WriteFileAtomic(path string, data []byte, opts WriteOptions) error {
+	return writeAtomic(path, opts, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic is WriteFileAtomic for content too large to build in memory
+// first (verify's --state file, its metrics): write streams it through a
+// buffer into the temporary file.
+func WriteAtomic(path string, opts WriteOptions, write func(io.Writer) error) error {
+	return writeAtomic(path, opts, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 64<<10)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}
+
+func writeAtomic(path string, opts WriteOptions, write func(*os.File) error) (err error) {
 	perm := opts.Perm
 	if perm == 0 {
 		perm = 0o644
@@ -44,7 +66,7 @@ func WriteFileAtomic(path string, data []byte, opts WriteOptions) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil && !opts.NoSync {
 		err = f.Sync()
 	}

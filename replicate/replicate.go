@@ -653,7 +653,7 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 	}
 	logDir := filepath.Dir(b.Dir)
 	data := format.AppendOffsetCheckpoint(nil, []format.OffsetEntry{{Topic: c.cfg.Topic, Partition: c.cfg.Partition, Offset: b.hw}})
-	if err := writeAtomic(filepath.Join(logDir, partition.ReplicationCheckpoint), data); err != nil {
+	if err := partition.WriteFileAtomic(filepath.Join(logDir, partition.ReplicationCheckpoint), data, partition.WriteOptions{}); err != nil {
 		return err
 	}
 	var le []byte
@@ -671,14 +671,7 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 		}
 	}
 	le = append([]byte("0\n"+strconv.Itoa(n)+"\n"), le[len("0\n"+strconv.Itoa(len(c.epochs))+"\n"):]...)
-	return writeAtomic(filepath.Join(b.Dir, partition.LeaderEpochCheckpoint), le)
-}
-
-// writeAtomic writes a checkpoint as Kafka does: a temporary file (never
-// through a symlink), fsynced, renamed over the old one, the directory
-// fsynced.
-func writeAtomic(path string, data []byte) error {
-	return partition.WriteFileAtomic(path, data, partition.WriteOptions{})
+	return partition.WriteFileAtomic(filepath.Join(b.Dir, partition.LeaderEpochCheckpoint), le, partition.WriteOptions{})
 }
 
 // CrashLeader stops the leader (its directory stays as it was) and elects

@@ -384,48 +384,10 @@ func (s *State) Save(path string) error {
 	})
 }
 
-// writeAtomic writes a file through a temporary file beside it (a name
-// that starts with a dot and does not end in .prom, so node_exporter's
-// textfile collector never reads it half-written), then fsync, rename and
-// an fsync of the directory.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 256<<10)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+// writeAtomic writes path through partition's atomic writer: a temporary
+// file beside it (path+".tmp", which node_exporter's textfile collector,
+// reading only *.prom, never picks up half-written), fsync, rename and an
+// fsync of the directory.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	return partition.WriteAtomic(path, partition.WriteOptions{}, write)
 }
