@@ -176,7 +176,7 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 			break
 		}
 		if p == "-" {
-			tmp, cleanup, serr := spoolStdin(opts.Stdin)
+			tmp, cleanup, serr := safeio.SpoolStdin(opts.Stdin)
 			if serr != nil {
 				err = &IOError{Path: "-", Err: serr}
 				break
@@ -204,28 +204,6 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 	res.Findings = d.findings
 	res.Troubles = d.troubles
 	return res, err
-}
-
-// spoolStdin copies stdin to a temporary file, so that memory stays
-// bounded whatever its size and the segment can be read at positions.
-func spoolStdin(r io.Reader) (string, func(), error) {
-	if r == nil {
-		r = os.Stdin
-	}
-	f, err := os.CreateTemp("", "klog-stdin-*.log")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() { os.Remove(f.Name()) }
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	return f.Name(), cleanup, nil
 }
 
 // trouble records something that could not be dumped, says so on stderr

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -124,23 +125,11 @@ func classify(p string) task {
 // stdinTask copies stdin to a temporary file (so that memory stays bounded
 // whatever its size) and checks it as a segment of unknown base offset.
 func stdinTask(r io.Reader) (task, func(), error) {
-	if r == nil {
-		r = os.Stdin
-	}
-	f, err := os.CreateTemp("", "klog-stdin-*.log")
+	path, cleanup, err := safeio.SpoolStdin(r)
 	if err != nil {
-		return task{}, nil, err
-	}
-	cleanup := func() { os.Remove(f.Name()) }
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		cleanup()
 		return task{}, nil, errors.New("reading stdin: " + err.Error())
 	}
-	return task{path: f.Name(), name: "-", kind: "log", base: -1}, cleanup, nil
+	return task{path: path, name: "-", kind: "log", base: -1}, cleanup, nil
 }
 
 // expander turns directory arguments into tasks and partition groups.

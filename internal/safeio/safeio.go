@@ -121,15 +121,25 @@ func OutputPerm(src string) fs.FileMode {
 	return st.Mode().Perm()
 }
 
-// SyncDir fsyncs a directory, making a rename or a new file in it durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
+// SpoolStdin copies r (os.Stdin when nil) to a temporary file, so that a
+// segment read from a pipe can be read at positions with memory bounded
+// whatever its size. cleanup removes the file.
+func SpoolStdin(r io.Reader) (path string, cleanup func(), err error) {
+	if r == nil {
+		r = os.Stdin
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
+	f, err := os.CreateTemp("", "klog-stdin-*.log")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.Remove(f.Name()) }
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return f.Name(), cleanup, nil
 }
