@@ -184,12 +184,46 @@ func (ex *expander) expandLogDir(p string, ld *partition.LogDir) {
 	for _, pd := range ld.Partitions {
 		ex.expand(pd)
 	}
-	des, err := os.ReadDir(p)
+	own, subs, err := logDirEntries(p)
 	if err != nil {
 		ex.fail(p, err)
 		return
 	}
-	var subs []string
+	for _, e := range own {
+		if e.ignored {
+			ex.ignore(e.path, "not a Kafka file")
+		} else {
+			ex.tasks = append(ex.tasks, task{path: e.path, kind: "checkpoint", base: -1})
+		}
+	}
+	for _, s := range subs {
+		ex.expand(s)
+	}
+	for _, c := range ld.Checkpoints {
+		ex.tasks = append(ex.tasks, classify(c))
+	}
+	if len(ld.Checkpoints) > 0 {
+		ex.groups = append(ex.groups, group{logDir: ld, first: first, n: len(ex.tasks) - first})
+	}
+}
+
+// logDirEntry is one file of a log directory's own (not in a partition):
+// a KRaft bootstrap checkpoint to check, or a file a broker does not write,
+// listed as ignored.
+type logDirEntry struct {
+	path    string
+	ignored bool
+}
+
+// logDirEntries lists a log directory's own files in directory order (the
+// offset checkpoints, which LogDir already holds, and the broker's own
+// files are left out) and its subdirectories that are not partitions,
+// sorted. Run and RunEach walk a log dir through it.
+func logDirEntries(p string) (own []logDirEntry, subs []string, err error) {
+	des, err := os.ReadDir(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, de := range des {
 		name := de.Name()
 		if de.IsDir() {
@@ -201,21 +235,13 @@ func (ex *expander) expandLogDir(p string, ld *partition.LogDir) {
 		switch {
 		case isOffsetCheckpoint(name), brokerFile(name):
 		case name == "bootstrap.checkpoint":
-			ex.tasks = append(ex.tasks, task{path: filepath.Join(p, name), kind: "checkpoint", base: -1})
+			own = append(own, logDirEntry{path: filepath.Join(p, name)})
 		default:
-			ex.ignore(filepath.Join(p, name), "not a Kafka file")
+			own = append(own, logDirEntry{path: filepath.Join(p, name), ignored: true})
 		}
 	}
 	sort.Strings(subs)
-	for _, s := range subs {
-		ex.expand(s)
-	}
-	for _, c := range ld.Checkpoints {
-		ex.tasks = append(ex.tasks, classify(c))
-	}
-	if len(ld.Checkpoints) > 0 {
-		ex.groups = append(ex.groups, group{logDir: ld, first: first, n: len(ex.tasks) - first})
-	}
+	return own, subs, nil
 }
 
 // brokerFile reports files a broker keeps in a log directory that hold no

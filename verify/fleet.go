@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/klog-dev/klog/partition"
@@ -125,46 +124,30 @@ func (r *runner) walk(p string) error {
 			return err
 		}
 	}
-	des, err := os.ReadDir(p)
+	own, subs, err := logDirEntries(p)
 	if err != nil {
 		if err := r.flush(); err != nil {
 			return err
 		}
 		return r.handOwn(errorReport(p, kindDirectory, err))
 	}
-	var subs []string
-	for _, de := range des {
-		name := de.Name()
-		if de.IsDir() {
-			if _, _, ok := partition.ParseDirName(name); !ok {
-				subs = append(subs, filepath.Join(p, name))
+	// The log dir's own files, as Run lists them.
+	for _, e := range own {
+		if err := r.flush(); err != nil {
+			return err
+		}
+		if !e.ignored {
+			if err := r.piece([]string{e.path}); err != nil {
+				return err
 			}
 			continue
 		}
-		// The log dir's own files, as Run lists them: a KRaft bootstrap
-		// checkpoint is checked, files a broker does not write are listed
-		// as ignored.
-		switch {
-		case isOffsetCheckpoint(name), brokerFile(name):
-		case name == "bootstrap.checkpoint":
-			if err := r.flush(); err != nil {
-				return err
-			}
-			if err := r.piece([]string{filepath.Join(p, name)}); err != nil {
-				return err
-			}
-		default:
-			if err := r.flush(); err != nil {
-				return err
-			}
-			f := FileReport{Path: filepath.Join(p, name), Kind: kindIgnored, FirstOffset: -1, LastOffset: -1, Ignored: "not a Kafka file"}
-			finish(&f)
-			if err := r.handOwn(&Report{Files: []FileReport{f}}); err != nil {
-				return err
-			}
+		f := FileReport{Path: e.path, Kind: kindIgnored, FirstOffset: -1, LastOffset: -1, Ignored: "not a Kafka file"}
+		finish(&f)
+		if err := r.handOwn(&Report{Files: []FileReport{f}}); err != nil {
+			return err
 		}
 	}
-	sort.Strings(subs)
 	for _, s := range subs {
 		if err := r.walk(s); err != nil {
 			return err
