@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/ndjson"
@@ -876,7 +877,7 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 		rows = append(rows, []string{r.Dir, state, i64(r.LogStartOffset), i64(r.LogEndOffset), strings.Join(epochs, " ") + " (" + r.EpochSource + ")",
 			i64(r.ExtraBatchCount), i64(r.ExtraRecords), bytesCell(r.ExtraBytes), trunc})
 	}
-	if err := writeTable(w, []string{"replica", "state", "log start", "log end", "epochs", "extra batches", "extra records", "extra bytes", "truncates to"}, rows); err != nil {
+	if err := dump.WriteTable(w, []string{"replica", "state", "log start", "log end", "epochs", "extra batches", "extra records", "extra bytes", "truncates to"}, rows); err != nil {
 		return err
 	}
 	b.Reset()

@@ -9,34 +9,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/dump"
-	"github.com/olekukonko/tablewriter"
 )
-
-// tableWriter is a writer that lays out tables itself (cmd/klog's
-// --format: a terminal width, or TSV).
-type tableWriter interface {
-	WriteTable(header []string, rows [][]string) error
-}
-
-// writeTable renders rows under a header (tablewriter v1), for people, or
-// through w's own table layout when it has one.
-func writeTable(w io.Writer, header []string, rows [][]string) error {
-	if tw, ok := w.(tableWriter); ok {
-		return tw.WriteTable(header, rows)
-	}
-	t := tablewriter.NewWriter(w)
-	h := make([]any, len(header))
-	for i, s := range header {
-		h[i] = s
-	}
-	t.Header(h...)
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
 
 // writeJSONLine writes v as one line of JSON.
 func writeJSONLine(w io.Writer, v any) error {

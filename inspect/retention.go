@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
 )
@@ -643,7 +644,7 @@ func WriteRetentionTable(w io.Writer, rep *RetentionReport) error {
 		}
 		rows = append(rows, []string{name, i64(s.NextOffset), bytesCell(s.SizeBytes), age, verdict, at})
 	}
-	if err := writeTable(w, []string{"segment", "next offset", "bytes", "largest timestamp", "verdict now", "time retention deletes at"}, rows); err != nil {
+	if err := dump.WriteTable(w, []string{"segment", "next offset", "bytes", "largest timestamp", "verdict now", "time retention deletes at"}, rows); err != nil {
 		return err
 	}
 	s := rep.Summary

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
 )
 
@@ -240,5 +241,5 @@ func WriteWhatIfTable(w io.Writer, rep *WhatIfReport) error {
 		rows = append(rows, []string{c.Codec, bytesCell(c.StoredBytes), strconv.FormatFloat(c.Ratio, 'f', 3, 64), bytesCell(c.SavedBytes),
 			strconv.FormatFloat(c.CompressMsPerMiB, 'f', 2, 64), strconv.FormatFloat(c.DecompressMsPerMiB, 'f', 2, 64)})
 	}
-	return writeTable(w, []string{"codec", "stored bytes", "vs today", "saved bytes", "compress ms per mib", "decompress ms per mib"}, rows)
+	return dump.WriteTable(w, []string{"codec", "stored bytes", "vs today", "saved bytes", "compress ms per mib", "decompress ms per mib"}, rows)
 }
