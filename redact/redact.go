@@ -265,9 +265,8 @@ func (x *indexer) add(pos int64, size int64, lastOffset, maxTs int64) error {
 		x.maxTs, x.maxTsOff = maxTs, lastOffset
 	}
 	if x.since > x.interval {
-		binary.BigEndian.PutUint32(x.scratch[:], uint32(lastOffset-x.base))
-		binary.BigEndian.PutUint32(x.scratch[4:], uint32(pos))
-		if _, err := x.idx.Write(x.scratch[:8]); err != nil {
+		e := format.AppendIndexEntry(x.scratch[:0], x.base, format.IndexEntry{Offset: lastOffset, Pos: pos})
+		if _, err := x.idx.Write(e); err != nil {
 			return err
 		}
 		if err := x.timeEntry(); err != nil {
@@ -284,10 +283,9 @@ func (x *indexer) timeEntry() error {
 	if x.maxTs <= x.lastTs {
 		return nil
 	}
-	binary.BigEndian.PutUint64(x.scratch[:], uint64(x.maxTs))
-	binary.BigEndian.PutUint32(x.scratch[8:], uint32(x.maxTsOff-x.base))
+	e := format.AppendTimeEntry(x.scratch[:0], x.base, format.TimeEntry{Timestamp: x.maxTs, Offset: x.maxTsOff})
 	x.lastTs = x.maxTs
-	_, err := x.tidx.Write(x.scratch[:12])
+	_, err := x.tidx.Write(e)
 	return err
 }
 

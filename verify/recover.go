@@ -706,6 +706,21 @@ func (p *planner) recoverSeg(v *vseg) (segResult, error) {
 	maxTs, maxTsOff := int64(-1), v.base
 	nIdx, nTi := 0, 0
 	tiLastTs, tiLastOff := int64(-1), v.base
+	// timeEntry is TimeIndex.maybeAppend with its sanity check: it reports
+	// false (r.invalidOffset set) when the entry's offset goes backwards.
+	timeEntry := func(maxTs, maxTsOff int64) bool {
+		if nTi > 0 && maxTsOff < tiLastOff {
+			r.invalidOffset = "Attempt to append an offset (" + itoa(maxTsOff) + ") to slot " + strconv.Itoa(nTi) +
+				" no larger than the last offset appended (" + itoa(tiLastOff) + ") to " + indexPath(p.dir, v.base, partition.TimeIndexSuffix) + "."
+			return false
+		}
+		if maxTs > tiLastTs {
+			r.timeIndex = format.AppendTimeEntry(r.timeIndex, v.base, format.TimeEntry{Timestamp: maxTs, Offset: maxTsOff})
+			tiLastTs, tiLastOff = maxTs, maxTsOff
+			nTi++
+		}
+		return true
+	}
 	pos := v.pos
 	for {
 		fr, st, msg, err := p.readFrame(f, path, pos, v.end)
@@ -746,20 +761,11 @@ func (p *planner) recoverSeg(v *vseg) (segResult, error) {
 					" no larger than the last offset appended (" + itoa(r.idxOff) + ") to " + indexPath(p.dir, v.base, partition.IndexSuffix) + "."
 				return r, nil
 			}
-			r.index = binary.BigEndian.AppendUint32(r.index, uint32(fr.lastOffset-v.base))
-			r.index = binary.BigEndian.AppendUint32(r.index, uint32(valid))
+			r.index = format.AppendIndexEntry(r.index, v.base, format.IndexEntry{Offset: fr.lastOffset, Pos: valid})
 			r.idxOff, r.idxPos = fr.lastOffset, valid
 			nIdx++
-			if nTi > 0 && maxTsOff < tiLastOff {
-				r.invalidOffset = "Attempt to append an offset (" + itoa(maxTsOff) + ") to slot " + strconv.Itoa(nTi) +
-					" no larger than the last offset appended (" + itoa(tiLastOff) + ") to " + indexPath(p.dir, v.base, partition.TimeIndexSuffix) + "."
+			if !timeEntry(maxTs, maxTsOff) {
 				return r, nil
-			}
-			if maxTs > tiLastTs {
-				r.timeIndex = binary.BigEndian.AppendUint64(r.timeIndex, uint64(maxTs))
-				r.timeIndex = binary.BigEndian.AppendUint32(r.timeIndex, uint32(maxTsOff-v.base))
-				tiLastTs, tiLastOff = maxTs, maxTsOff
-				nTi++
 			}
 			lastIndexEntry = valid
 		}
@@ -796,15 +802,7 @@ func (p *planner) recoverSeg(v *vseg) (segResult, error) {
 	}
 	r.valid = valid
 	// The final time index entry of a closed segment.
-	if nTi > 0 && maxTsOff < tiLastOff {
-		r.invalidOffset = "Attempt to append an offset (" + itoa(maxTsOff) + ") to slot " + strconv.Itoa(nTi) +
-			" no larger than the last offset appended (" + itoa(tiLastOff) + ") to " + indexPath(p.dir, v.base, partition.TimeIndexSuffix) + "."
-		return r, nil
-	}
-	if maxTs > tiLastTs {
-		r.timeIndex = binary.BigEndian.AppendUint64(r.timeIndex, uint64(maxTs))
-		r.timeIndex = binary.BigEndian.AppendUint32(r.timeIndex, uint32(maxTsOff-v.base))
-	}
+	timeEntry(maxTs, maxTsOff)
 	return r, nil
 }
 
