@@ -33,6 +33,7 @@ var (
 	prodFsyncFlag    = &cli.StringFlag{Name: "fsync", Value: "end", Usage: "batch: fsync after every batch; end: once at the end; never"}
 	prodTruncFlag    = &cli.BoolFlag{Name: "truncate-invalid", Usage: "cut an invalid tail of the active segment instead of refusing"}
 	prodWaitFlag     = &cli.BoolFlag{Name: "wait", Usage: "wait for another writer's lock instead of failing"}
+	prodTopicIDFlag  = &cli.StringFlag{Name: "topic-id", Usage: "topic id for partition.metadata (22 characters of URL-safe base64, as Kafka prints one); must match an existing partition.metadata (default: the id of the topic's other partitions beside DIR, else a new one, written only when produce creates the partition)"}
 	prodLeaderFlag   = &cli.IntFlag{Name: "leader-epoch", Usage: "partition leader epoch written in the batches and leader-epoch-checkpoint (default: the partition's latest, 0 for a new one)"}
 )
 
@@ -48,13 +49,14 @@ producer snapshots as a Kafka broker does. The directory is locked while
 appending. On exit the partition is left as a broker's clean shutdown leaves
 it: the active segment's .timeindex ends with its largest timestamp, a
 producer snapshot is written at the log end offset, and leader-epoch-checkpoint
-holds the leader epochs of the batches (--leader-epoch).
+holds the leader epochs of the batches (--leader-epoch). A partition produce
+creates gets partition.metadata with its topic's id (--topic-id).
 
 With --acks 1 or all, one line per batch: baseOffset, lastOffset,
 logAppendTime (-1 for CreateTime) and logStartOffset. --acks 0 prints nothing.`,
 	Flags: []cli.Flag{prodLogFlag, prodInputFlag, prodKeySepFlag, prodRecordsFlag, prodBytesFlag, prodCodecFlag,
 		prodTSTypeFlag, prodPIDFlag, prodEpochFlag, prodTxnFlag, prodEndTxnFlag, prodCoordFlag, prodAcksFlag, prodJSONFlag,
-		prodSegmentFlag, prodIntervalFlag, prodFsyncFlag, prodTruncFlag, prodWaitFlag, prodLeaderFlag},
+		prodSegmentFlag, prodIntervalFlag, prodFsyncFlag, prodTruncFlag, prodWaitFlag, prodLeaderFlag, prodTopicIDFlag},
 	Action: runProduce,
 }
 
@@ -192,6 +194,11 @@ func produceOptions(c *cli.Context) (produce.Options, error) {
 		return opts, usageError("produce: --leader-epoch must be between 0 and %d", math.MaxInt32)
 	}
 	opts.PartitionLeaderEpoch = int32(c.Int(prodLeaderFlag.Name))
+	if c.IsSet(prodTopicIDFlag.Name) {
+		if opts.TopicID, err = format.ParseTopicID(c.String(prodTopicIDFlag.Name)); err != nil {
+			return opts, usageError("produce: --%s: %v", prodTopicIDFlag.Name, err)
+		}
+	}
 	return opts, nil
 }
 
