@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/klog-dev/klog/dump"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -257,7 +258,7 @@ func (s *segScanner) scanFile(row *SegmentRow) error {
 		return &dump.IOError{Path: row.Log, Err: err}
 	}
 	if s.opts.OnBytes != nil {
-		pr := dump.NewProgressReaderAt(f, s.opts.OnBytes)
+		pr := safeio.NewProgressReaderAt(f, s.opts.OnBytes)
 		defer pr.Done(st.Size())
 		return s.scan(pr, st.Size(), row)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"github.com/klog-dev/klog/dump"
 	"io"
 	"math"
 	"math/bits"
@@ -15,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -334,7 +335,7 @@ func (c *statsCollector) addFile(path string) error {
 		return &dump.IOError{Path: path, Err: err}
 	}
 	if c.opts.OnBytes != nil {
-		pr := dump.NewProgressReaderAt(f, c.opts.OnBytes)
+		pr := safeio.NewProgressReaderAt(f, c.opts.OnBytes)
 		defer pr.Done(st.Size())
 		return c.add(path, pr, st.Size())
 	}

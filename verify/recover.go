@@ -180,7 +180,12 @@ type segFile interface {
 	io.Closer
 }
 
+// progressStep is the least a furthestReader reports at once.
+const progressStep = safeio.ProgressStep
+
 // furthestReader tells onBytes how far into its file reads have reached.
+// Unlike safeio.ProgressReaderAt it counts positions, not bytes: the
+// planner reads some ranges twice.
 type furthestReader struct {
 	*os.File
 	onBytes  func(n int64)
