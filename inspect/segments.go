@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -248,21 +247,17 @@ type segScanner struct {
 }
 
 func (s *segScanner) scanFile(row *SegmentRow) error {
-	f, err := os.Open(row.Log)
+	f, size, err := safeio.OpenSized(row.Log)
 	if err != nil {
 		return &dump.IOError{Path: row.Log, Err: err}
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &dump.IOError{Path: row.Log, Err: err}
-	}
 	if s.opts.OnBytes != nil {
 		pr := safeio.NewProgressReaderAt(f, s.opts.OnBytes)
-		defer pr.Done(st.Size())
-		return s.scan(pr, st.Size(), row)
+		defer pr.Done(size)
+		return s.scan(pr, size, row)
 	}
-	return s.scan(f, st.Size(), row)
+	return s.scan(f, size, row)
 }
 
 // scan fills row from the batches of one segment.

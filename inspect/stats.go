@@ -325,21 +325,17 @@ func (c *statsCollector) problem(p ViewProblem) {
 }
 
 func (c *statsCollector) addFile(path string) error {
-	f, err := os.Open(path)
+	f, size, err := safeio.OpenSized(path)
 	if err != nil {
 		return &dump.IOError{Path: path, Err: err}
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &dump.IOError{Path: path, Err: err}
-	}
 	if c.opts.OnBytes != nil {
 		pr := safeio.NewProgressReaderAt(f, c.opts.OnBytes)
-		defer pr.Done(st.Size())
-		return c.add(path, pr, st.Size())
+		defer pr.Done(size)
+		return c.add(path, pr, size)
 	}
-	return c.add(path, f, st.Size())
+	return c.add(path, f, size)
 }
 
 // add reads one segment.
