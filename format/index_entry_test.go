@@ -2,6 +2,11 @@ package format
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -10,6 +15,28 @@ import (
 func FuzzIndexEntries(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 5}, int64(0))
 	f.Add(bytes.Repeat([]byte{0xff}, 12), int64(1<<40))
+	// The first 16 bytes (two offset entries, or a time entry and a bit)
+	// of every fixture index, with its segment's base offset.
+	filepath.WalkDir(filepath.Join("..", "testdata", "segments"), func(p string, de os.DirEntry, err error) error {
+		ext := filepath.Ext(p)
+		if err != nil || de.IsDir() || (ext != ".index" && ext != ".timeindex") {
+			return err
+		}
+		base, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(p), ext), 10, 64)
+		if err != nil {
+			return nil
+		}
+		fh, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		b := make([]byte, 16)
+		if n, _ := io.ReadFull(fh, b); n >= TimeIndexEntrySize {
+			f.Add(b[:n], base)
+		}
+		return nil
+	})
 	f.Fuzz(func(t *testing.T, b []byte, base int64) {
 		if len(b) < TimeIndexEntrySize {
 			return

@@ -11,10 +11,13 @@ import (
 	"testing"
 )
 
-// indexSeeds are the real index files of the fixtures.
+// indexSeeds are the real index files of the fixtures (partitions and
+// the topic-0 of each UnifiedLog run).
 func indexSeeds(f *testing.F, suffix string) {
-	matches, _ := filepath.Glob(filepath.Join("..", "testdata", "segments", "kafka-written", "*", "*"+suffix))
-	for _, m := range matches {
+	root := filepath.Join("..", "testdata", "segments", "kafka-written")
+	matches, _ := filepath.Glob(filepath.Join(root, "*", "*"+suffix))
+	deeper, _ := filepath.Glob(filepath.Join(root, "*", "*", "*"+suffix))
+	for _, m := range append(matches, deeper...) {
 		if data, err := os.ReadFile(m); err == nil {
 			f.Add(data, int64(0), int64(3))
 		}

@@ -263,6 +263,21 @@ func FuzzJavaUTF8(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Every input of the JDK vectors, run together into 4 KiB seeds.
+	if data, err := os.ReadFile("testdata/java-utf8-vectors.tsv"); err == nil {
+		var seed []byte
+		for line := range strings.Lines(string(data)) {
+			in, _, _ := strings.Cut(line, "\t")
+			if b, err := hex.DecodeString(in); err == nil {
+				seed = append(seed, b...)
+			}
+			if len(seed) >= 4<<10 {
+				f.Add(seed)
+				seed = nil
+			}
+		}
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got := AppendJavaUTF8(nil, in)
 		if !utf8.Valid(got) {

@@ -66,6 +66,15 @@ func FuzzTopicID(f *testing.F) {
 	f.Add("AAAAAAAAAAAAAAAAAAAAAQ")
 	f.Add("AAAAAAAAAAAAAAAAAAAAAR")
 	f.Add("-AAAAAAAAAAAAAAAAAAAAQ")
+	// The topic ids Kafka wrote into the fixtures' partition.metadata.
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "segments", "kafka-written", "*", "*", "partition.metadata"))
+	for _, p := range paths {
+		if data, err := os.ReadFile(p); err == nil {
+			if m, err := ParsePartitionMetadata(data); err == nil {
+				f.Add(m.TopicID)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		id, err := ParseTopicID(s)
 		if err != nil {

@@ -1,8 +1,10 @@
 package inspect
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -13,6 +15,26 @@ func FuzzParseRetentionConfig(f *testing.F) {
 	f.Add([]byte("Dynamic configs for topic t are:\n  cleanup.policy=compact sensitive=false synonyms={}\n"))
 	f.Add([]byte("log.retention.hours=168\nmin.cleanable.dirty.ratio=0.5\n# c\n"))
 	f.Add([]byte("retention.ms=99999999999999999999\n"))
+	// The retention.ms and retention.bytes pairs Kafka's oracle ran with.
+	files, _ := filepath.Glob("testdata/kafka-retention/*.json")
+	seen := map[string]bool{}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var k kafkaRetention
+		if err := json.Unmarshal(data, &k); err != nil {
+			f.Fatal(err)
+		}
+		for _, c := range k.Cases {
+			cfg := "retention.ms=" + strconv.FormatInt(c.RetentionMs, 10) + "\nretention.bytes=" + strconv.FormatInt(c.RetentionBytes, 10) + "\n"
+			if !seen[cfg] {
+				seen[cfg] = true
+				f.Add([]byte(cfg))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := ParseRetentionConfig(data, DefaultRetentionConfig())
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -349,6 +351,30 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(uint8(1), []byte(wire{}.i16(0).str("tx")), []byte(wire{}.i16(1).i64(1).i16(0).i32(1).i8(0).uv(1).i64(0).i64(0).uv(0)))
 	f.Add(uint8(2), []byte(nil), []byte(wire{}.uv(1).uv(3).uv(2).i32(0).uuid(1).cints(1).cints(1).cints().cints().i32(1).i32(0).i32(0).uv(2).uuid(2).uv(0)))
 	f.Add(uint8(2), []byte(nil), []byte(wire{}.uv(1).uv(0).uv(3).i32(1).i8(0).uuid(1).i64(1).uv(1).uv(1).uv(1).cnull().i8(1).i8(0).uv(0)))
+	// Every record Kafka's coordinators wrote in the fixtures, with its
+	// decoder.
+	for kind, dir := range []string{"__consumer_offsets-0", "__transaction_state-0"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "segments", "kafka-written", "coordinator", dir, "00000000000000000000.log"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		sc := format.NewScanner(bytes.NewReader(data), int64(len(data)), format.ScanOptions{})
+		var rr format.RecordReader
+		for b, err := range sc.All() {
+			if err != nil {
+				f.Fatal(err)
+			}
+			if b.IsControl() {
+				continue
+			}
+			for r, err := range rr.Records(b) {
+				if err != nil {
+					f.Fatal(err)
+				}
+				f.Add(uint8(kind), bytes.Clone(r.Key), bytes.Clone(r.Value))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, kind uint8, key, value []byte) {
 		rd := New(Kind(kind%3) + Offsets)
 		rd.Decode(&format.Record{Offset: 1, Key: key, Value: value})

@@ -6,8 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/klog-dev/klog/format"
 )
 
 func TestString(t *testing.T) {
@@ -95,11 +99,53 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+// fixtureFields returns the distinct keys, values, header keys and header
+// values of fixture segments (text, binary and null keys, headers).
+func fixtureFields(tb testing.TB) [][]byte {
+	tb.Helper()
+	var out [][]byte
+	seen := map[string]bool{}
+	add := func(b []byte) {
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			out = append(out, bytes.Clone(b))
+		}
+	}
+	for _, name := range []string{"v2-headers", "v2-keys-values", "v0-keys-values", "v2-transactions"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "segments", "generated", name, "00000000000000000000.log"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc := format.NewScanner(bytes.NewReader(data), int64(len(data)), format.ScanOptions{})
+		var rr format.RecordReader
+		for b, err := range sc.All() {
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for r, err := range rr.Records(b) {
+				if err != nil {
+					tb.Fatal(err)
+				}
+				add(r.Key)
+				add(r.Value)
+				for _, h := range r.Headers {
+					add(h.Key)
+					add(h.Value)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // FuzzBytes: any bytes, in any encoding, give one valid JSON object whose
 // field decodes back to them (redacted aside).
 func FuzzBytes(f *testing.F) {
 	for _, s := range []string{"", "a", "\xff", "\xed\xa0\x80", "\"\\\n", "日本"} {
 		f.Add([]byte(s), uint8(0))
+	}
+	for i, v := range fixtureFields(f) {
+		f.Add(v, uint8(i))
 	}
 	f.Fuzz(func(t *testing.T, v []byte, e uint8) {
 		enc := Encoding(e % 3)
@@ -159,6 +205,9 @@ func naiveString(s string) string {
 func FuzzString(f *testing.F) {
 	for _, s := range []string{"", "plain ascii text here!", "ab\"cdefgh\\ijklmnop\x00q", "\xff\xfe12345678", "日本語のテキスト\x1f", "01234567\x80"} {
 		f.Add(s)
+	}
+	for _, v := range fixtureFields(f) {
+		f.Add(string(v))
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := string(String(nil, s)), naiveString(s); got != want {

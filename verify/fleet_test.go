@@ -598,6 +598,22 @@ func FuzzLoadState(f *testing.F) {
 	f.Add([]byte(`{"type":"klog-verify-state","version":1}` + "\n" + `{"type":"file","path":"/"}` + "\n"))
 	f.Add([]byte(`{"type":"klog-verify-state","version":2}`))
 	f.Add([]byte("\n\n"))
+	// The state a run over real partitions saves.
+	st := NewState()
+	st.Update(mustRun(f, []string{segments(f, "kafka-written", "v2-none"), segments(f, "kafka-written", "unifiedlog-producer", "topic-0")},
+		Options{Jobs: 1, State: st}))
+	if st.Len() == 0 {
+		f.Fatal("a clean run saved no state")
+	}
+	seed := filepath.Join(f.TempDir(), "state")
+	if err := st.Save(seed); err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile(seed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "state")
