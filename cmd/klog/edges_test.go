@@ -69,6 +69,11 @@ func TestVerifyNeverSilentOK(t *testing.T) {
 		{"no Kafka name, a segment's content", "", []string{"verify", filepath.Join(dir, "segment.bin")}, ExitFindings, "crc-mismatch"},
 		{"stdin corrupt", string(badBytes), []string{"verify", "-"}, ExitFindings, "-: 1 problem"},
 		{"stdin clean", string(goodBytes), []string{"verify", "-"}, ExitOK, "-: ok"},
+		{"stdin not a Kafka file", "root:x:0:0:root:/root:/bin/bash\n", []string{"verify", "-"}, ExitTrouble, "-: error: not a Kafka file: the first bytes do not start a segment: magic 47 at byte 16"},
+		{"stdin not a Kafka file, JSON", "root:x:0:0:root:/root:/bin/bash\n", []string{"verify", "--json", "-"}, ExitTrouble, `"path":"-","fileKind":"unknown"`},
+		{"stdin empty is an empty segment", "", []string{"verify", "-"}, ExitOK, "-: ok (0 batches"},
+		{"stdin cut inside the first header", string(goodBytes[:10]), []string{"verify", "-"}, ExitFindings, "truncated at position 0"},
+		{"stdin bad CRC in the first batch", string(badBytes), []string{"verify", "-"}, ExitFindings, "crc-mismatch at position 0"},
 		{"/dev/stdin is not a regular file", "", []string{"verify", "/dev/stdin"}, ExitTrouble, "not a regular file"},
 		{"empty directory", "", []string{"verify", filepath.Join(dir, "empty")}, ExitTrouble, "holds no Kafka file"},
 		{"unknown file listed as ignored", "", []string{"verify", part}, ExitOK, "notes.txt: ignored (not a Kafka file)"},
@@ -110,6 +115,9 @@ func TestDumpNeverSilentOK(t *testing.T) {
 		{"not a Kafka file, JSON", "", []string{"dump", "--json", filepath.Join(dir, "passwd")}, ExitTrouble, `"ignored":true,"error":"not a Kafka file"`},
 		{"renamed segment", "", []string{"dump", filepath.Join(dir, "renamed.log")}, ExitOK, "Log starting offset: unknown"},
 		{"stdin", string(goodBytes), []string{"dump", "-"}, ExitOK, "baseOffset: 0 lastOffset: 3"},
+		{"stdin not a Kafka file", "root:x:0:0:root:/root:/bin/bash\n", []string{"dump", "-"}, ExitTrouble, "klog: dump: -: not a Kafka file: the first bytes do not start a segment"},
+		{"stdin not a Kafka file, JSON", "root:x:0:0:root:/root:/bin/bash\n", []string{"dump", "--json", "-"}, ExitTrouble, `{"type":"file","path":"-","ignored":true,"error":"not a Kafka file: `},
+		{"stdin empty", "", []string{"dump", "-"}, ExitOK, "Log starting offset: unknown"},
 		{"unknown file in a directory is listed", "", []string{"dump", part}, ExitOK, "Ignoring unknown file " + filepath.Join(part, "notes.txt")},
 	}
 	for _, c := range cases {
