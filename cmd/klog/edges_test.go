@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/internal/hostile"
@@ -252,6 +253,86 @@ func TestSignals(t *testing.T) {
 		if !strings.Contains(errb.String(), "output is partial") {
 			t.Errorf("%v: stderr does not say the output is partial: %s", c.args, errb.String())
 		}
+	}
+}
+
+// TestSignalsStdinOpen: verify - and dump - waiting on a stdin that stays
+// open (a pipe whose writer never closes it, a terminal) stop on SIGINT or
+// SIGTERM at once, not through the fallback exit 0.8 s later: exit 130 or
+// 143, the "output is partial" note, and dump --json's interrupted marker.
+// Before, the read of stdin did not see the signal and the fallback exit
+// ("did not stop within a second") ended the process after 808 ms.
+func TestSignalsStdinOpen(t *testing.T) {
+	dir, err := os.MkdirTemp("", "klog-signals-stdin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin := klogBinary(t, dir)
+	seg, err := os.ReadFile(segments(t, "kafka-written", "v2-none", "00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 400 * time.Millisecond // the fallback exits at 800 ms
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal
+		code int
+		tty  bool   // stdin is a terminal, not a pipe
+		head []byte // written to stdin before it stalls
+		args []string
+	}{
+		{"verify, nothing written", syscall.SIGINT, 130, false, nil, []string{"verify", "-"}},
+		{"verify --json, a segment written", syscall.SIGTERM, 143, false, seg, []string{"verify", "--json", "-"}},
+		{"dump, half a segment written", syscall.SIGINT, 130, false, seg[:len(seg)/2], []string{"dump", "-"}},
+		{"dump --json, nothing written", syscall.SIGTERM, 143, false, nil, []string{"dump", "--json", "-"}},
+		{"verify on a terminal", syscall.SIGINT, 130, true, nil, []string{"verify", "-"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(bin, c.args...)
+			var stdin io.WriteCloser
+			if c.tty {
+				ptmx, tty, err := pty.Open()
+				if err != nil {
+					t.Skipf("no pseudo-terminal: %v", err)
+				}
+				defer ptmx.Close()
+				defer tty.Close()
+				cmd.Stdin = tty
+			} else {
+				if stdin, err = cmd.StdinPipe(); err != nil {
+					t.Fatal(err)
+				}
+				defer stdin.Close() // only after the process is gone
+			}
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if len(c.head) > 0 {
+				stdin.Write(c.head)
+			}
+			time.Sleep(300 * time.Millisecond) // klog is waiting on stdin
+			sent := time.Now()
+			cmd.Process.Signal(c.sig)
+			cmd.Wait()
+			took := time.Since(sent)
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Errorf("exit %d, want %d\n%s", code, c.code, errb.String())
+			}
+			if took > limit || strings.Contains(errb.String(), "did not stop") {
+				t.Errorf("stopped %v after the signal, want under %v (not by the fallback):\n%s", took, limit, errb.String())
+			}
+			if !strings.Contains(errb.String(), "the output is partial") {
+				t.Errorf("stderr does not say the output is partial: %s", errb.String())
+			}
+			if c.args[1] == "--json" && c.args[0] == "dump" && !strings.HasSuffix(out.String(), `{"type":"interrupted","reason":"terminated (SIGTERM)"}`+"\n") {
+				t.Errorf("the NDJSON stream does not end with the interrupted marker: %q", out.String())
+			}
+			t.Logf("stopped %v after the signal", took)
+		})
 	}
 }
 
