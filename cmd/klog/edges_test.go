@@ -256,8 +256,8 @@ func TestSignals(t *testing.T) {
 	}
 }
 
-// TestSignalsStdinOpen: verify - and dump - waiting on a stdin that stays
-// open (a pipe whose writer never closes it, a terminal) stop on SIGINT or
+// TestSignalsStdinOpen: verify -, dump - and produce waiting on a stdin
+// that stays open (a pipe whose writer never closes it, a terminal) stop on SIGINT or
 // SIGTERM at once, not through the fallback exit 0.8 s later: exit 130 or
 // 143, the "output is partial" note, and dump --json's interrupted marker.
 // Before, the read of stdin did not see the signal and the fallback exit
@@ -288,6 +288,7 @@ func TestSignalsStdinOpen(t *testing.T) {
 		{"dump, half a segment written", syscall.SIGINT, 130, false, seg[:len(seg)/2], []string{"dump", "-"}},
 		{"dump --json, nothing written", syscall.SIGTERM, 143, false, nil, []string{"dump", "--json", "-"}},
 		{"verify on a terminal", syscall.SIGINT, 130, true, nil, []string{"verify", "-"}},
+		{"produce, a record written", syscall.SIGTERM, 143, false, []byte("a\n"), []string{"produce", "--log", filepath.Join(dir, "p-0")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(bin, c.args...)
