@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,20 +29,28 @@ import (
 //   - by a franz-go consumer through klog serve,
 //   - by the same franz-go consumer from kfake holding the same records.
 // Run all three in one invocation and compare (README "serve"):
-//   go test ./serve -run '^$' -bench BenchmarkDrain -benchtime 3x
+//   go test ./serve -run '^$' -bench BenchmarkDrainAlternating -benchtime 5x
 
 const (
 	benchValue = 1000
 	benchBatch = 16
 )
 
-// benchPartitionBytes is the consumers' max.partition.fetch.bytes
-// (KLOG_SERVE_BENCH_PART_MB; default 1 MiB, the consumer default).
-func benchPartitionBytes() int32 {
-	if v, err := strconv.ParseInt(os.Getenv("KLOG_SERVE_BENCH_PART_MB"), 10, 32); err == nil && v > 0 {
-		return int32(v) << 20
+// benchPartitionSizes are the consumers' max.partition.fetch.bytes the
+// drains run with (KLOG_SERVE_BENCH_PART_MB, a comma-separated list of MiB;
+// default 1 and 16: kgo's default, and what an operator draining an
+// archive sets).
+func benchPartitionSizes() []int32 {
+	var sizes []int32
+	for _, f := range strings.Split(os.Getenv("KLOG_SERVE_BENCH_PART_MB"), ",") {
+		if v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32); err == nil && v > 0 && v < 2048 {
+			sizes = append(sizes, int32(v)<<20)
+		}
 	}
-	return fetch.DefaultPartitionMaxBytes
+	if len(sizes) == 0 {
+		sizes = []int32{fetch.DefaultPartitionMaxBytes, 16 << 20}
+	}
+	return sizes
 }
 
 func benchSize() int64 {
@@ -81,25 +91,33 @@ func benchLogDir(b *testing.B) (dir string, records, size int64) {
 	return dir, records, size
 }
 
-// batchCounter counts the batches a kgo consumer reads.
-type batchCounter struct{ batches, records atomic.Int64 }
+// drainStats is what kgo's hooks saw of one drain: the batches and records
+// it decoded, and its fetch round trips with the time each response took to
+// arrive (kgo's timeToRead: from the start of its read, right after the
+// request went out, to the last byte: the server's latency plus the
+// transfer).
+type drainStats struct {
+	batches, records, fetches, readNs atomic.Int64
+}
 
-func (c *batchCounter) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.FetchBatchMetrics) {
+func (c *drainStats) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.FetchBatchMetrics) {
 	c.batches.Add(1)
 	c.records.Add(int64(m.NumRecords))
 }
 
-// drainKgo consumes records [0, n) of topic "bench" from addr and reports
-// the records per batch it saw (the same on disk and in kfake).
-func drainKgo(b *testing.B, addr string, n int64) {
-	var bc batchCounter
-	defer func() {
-		if nb := bc.batches.Load(); nb > 0 {
-			b.ReportMetric(float64(bc.records.Load())/float64(nb), "recs/batch")
-		}
-	}()
+func (c *drainStats) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, timeToRead time.Duration, _ error) {
+	if key == 1 { // Fetch
+		c.fetches.Add(1)
+		c.readNs.Add(int64(timeToRead))
+	}
+}
+
+// drainKgo consumes records [0, n) of topic "bench" from addr with a
+// consumer asking part bytes a fetch, and returns what its hooks saw.
+func drainKgo(b *testing.B, addr string, n int64, part int32) *drainStats {
+	st := new(drainStats)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"bench": {0: kgo.NewOffset().AtStart()}}),
-		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.WithHooks(&bc), kgo.FetchMaxPartitionBytes(benchPartitionBytes()))
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.WithHooks(st), kgo.FetchMaxPartitionBytes(part))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,135 +135,260 @@ func drainKgo(b *testing.B, addr string, n int64) {
 		}
 		got += int64(fs.NumRecords())
 	}
+	// Both servers must hand kgo the batches as they are on disk.
+	// (kgo's producer cut a few of kfake's batches one record short.)
+	if nb := st.batches.Load(); nb == 0 || float64(st.records.Load())/float64(nb) < benchBatch*0.95 {
+		b.Fatalf("%d records in %d batches, want about %d a batch", st.records.Load(), nb, benchBatch)
+	}
+	return st
 }
 
-func BenchmarkDrain(b *testing.B) {
-	dir, n, size := benchLogDir(b)
-	b.Run("fetch-in-process", func(b *testing.B) {
-		b.SetBytes(size)
-		for i := 0; i < b.N; i++ {
-			c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1,
-				OffsetsFile: filepath.Join(b.TempDir(), "o"), PartitionMaxBytes: benchPartitionBytes()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var got int64
-			for got < n {
-				recs, _, err := c.Poll(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				got += int64(len(recs))
-			}
-			c.Close()
-		}
-	})
-	// The client's ceiling: kgo decoding the same fetch responses with no
-	// network and no server (package fetch reads the frames beforehand).
-	b.Run("kgo-decode-only", func(b *testing.B) {
-		frames := decodeFrames(b, dir, n)
-		dec := kgo.DefaultDecompressor()
-		b.SetBytes(size)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			decodeAll(b, frames, dec, n)
-		}
-	})
-	b.Run("serve-kgo", func(b *testing.B) {
-		cfg := Config{LogDir: dir}
-		if p := os.Getenv("KLOG_SERVE_BENCH_LOG"); p != "" {
-			f, err := os.Create(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			cfg.RequestLog = f
-		}
-		_, addr := startServer(b, cfg)
-		b.SetBytes(size)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			drainKgo(b, addr, n)
-		}
-	})
-	b.Run("kfake-kgo", func(b *testing.B) {
-		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		addr := c.ListenAddrs()[0]
-		// The same batches: kgo cuts a batch at this many bytes, which
-		// holds the benchBatch records a disk batch holds.
-		loadKfake(b, addr, dir, int32(size/(n/benchBatch)))
-		b.SetBytes(size)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			drainKgo(b, addr, n)
-		}
-	})
-}
-
-// BenchmarkDrainAlternating drains the same partition in process, through
-// klog serve and from kfake in turn, b.N rounds, and reports each one's
-// median MB/s and the ratios of the medians: alternating keeps the
-// machine's changing load from favouring whichever ran first. The fourth
-// drain, "wire", is the transport alone (wireBaseline): what the round
-// trips of this consumer cost with an infinitely fast server; the fifth,
-// "decode", is kgo decoding the same responses with no network.
-func BenchmarkDrainAlternating(b *testing.B) {
-	dir, n, size := benchLogDir(b)
-	_, serveAddr := startServer(b, Config{LogDir: dir})
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench"))
+// inProcessDrain drains records [0, n) with package fetch's consumer, as
+// `klog fetch` reads the partition: the in-process baseline.
+func inProcessDrain(b *testing.B, dir string, n int64, part int32) {
+	c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1,
+		OffsetsFile: filepath.Join(b.TempDir(), "o"), PartitionMaxBytes: part})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	kfakeAddr := c.ListenAddrs()[0]
-	loadKfake(b, kfakeAddr, dir, int32(size/(n/benchBatch)))
-	inProcess := func() {
-		cons, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1,
-			OffsetsFile: filepath.Join(b.TempDir(), "o"), PartitionMaxBytes: benchPartitionBytes()})
+	for got := int64(0); got < n; {
+		recs, _, err := c.Poll(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cons.Close()
-		for got := int64(0); got < n; {
-			recs, _, err := cons.Poll(context.Background())
-			if err != nil {
-				b.Fatal(err)
+		got += int64(len(recs))
+	}
+}
+
+// startKfake loads the partition's batches into a one-broker kfake cluster.
+func startKfake(b *testing.B, dir string, n, size int64) string {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	// The same batches: kgo cuts a batch at this many bytes, which holds
+	// the benchBatch records a disk batch holds.
+	loadKfake(b, addr, dir, int32(size/(n/benchBatch)))
+	return addr
+}
+
+func partName(part int32) string { return "part=" + strconv.Itoa(int(part>>20)) + "MiB" }
+
+func BenchmarkDrain(b *testing.B) {
+	dir, n, size := benchLogDir(b)
+	_, serveAddr := startServer(b, Config{LogDir: dir})
+	kfakeAddr := startKfake(b, dir, n, size)
+	for _, part := range benchPartitionSizes() {
+		b.Run(partName(part)+"/fetch-in-process", func(b *testing.B) {
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				inProcessDrain(b, dir, n, part)
 			}
-			got += int64(len(recs))
+		})
+		// The client's ceiling: kgo decoding the same fetch responses
+		// with no network and no server.
+		b.Run(partName(part)+"/kgo-decode-only", func(b *testing.B) {
+			frames, dec := decodeFrames(b, dir, n, part), kgo.DefaultDecompressor()
+			b.SetBytes(size)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				decodeAll(b, frames, dec, n)
+			}
+		})
+		b.Run(partName(part)+"/serve-kgo", func(b *testing.B) {
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				drainKgo(b, serveAddr, n, part)
+			}
+		})
+		b.Run(partName(part)+"/kfake-kgo", func(b *testing.B) {
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				drainKgo(b, kfakeAddr, n, part)
+			}
+		})
+	}
+}
+
+// BenchmarkDrainAlternating drains the same partition in process, through
+// klog serve and from kfake in turn, b.N rounds at each consumer fetch size,
+// and reports each one's median MB/s and the ratios of the medians:
+// alternating keeps the machine's changing load from favouring whichever
+// ran first. Five more figures bound what any server could reach:
+//   - ideal: the same consumer against a server answering every fetch from
+//     memory with serve's own bytes (idealServer): all that any server can
+//     do for this client on this machine;
+//   - wire: the consumer's round trips over loopback TCP with no protocol
+//     (each response by sendfile into a fresh buffer, as kgo reads one);
+//   - decode: kgo decoding the same responses with no network;
+//   - ceiling: wire and decode in series, per round, since kgo keeps one
+//     fetch in flight and decodes a response before asking for the next;
+//   - wire-reuse: the round trips into one reused buffer and no decoding:
+//     the fastest any consumer can take these bytes over loopback.
+//
+// kgo's hooks split each server's round trips into the time the response
+// took to arrive and the rest (the client's). ideal/kfake below 2 means no
+// server can be 2x kfake for this consumer, ideal/fetch below 0.5 that none
+// can give it half the in-process drain's speed; wire-reuse/fetch below 0.5
+// would mean no consumer over TCP could.
+func BenchmarkDrainAlternating(b *testing.B) {
+	dir, n, size := benchLogDir(b)
+	_, serveAddr := startServer(b, Config{LogDir: dir})
+	kfakeAddr := startKfake(b, dir, n, size)
+	wire := startWireBaseline(b, dir)
+	ideal := startIdeal(b, serveAddr)
+	for _, part := range benchPartitionSizes() {
+		b.Run(partName(part), func(b *testing.B) {
+			frames, dec := decodeFrames(b, dir, n, part), kgo.DefaultDecompressor()
+			drainKgo(b, ideal.addr, n, part) // warm the ideal server
+			ideal.misses.Store(0)
+			rates := map[string][]float64{}
+			run := func(name string, f func()) float64 {
+				start := time.Now()
+				f()
+				r := float64(size) / time.Since(start).Seconds() / 1e6
+				rates[name] = append(rates[name], r)
+				return r
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				run("fetch", func() { inProcessDrain(b, dir, n, part) })
+				for _, sv := range []struct{ name, addr string }{{"serve", serveAddr}, {"kfake", kfakeAddr}, {"ideal", ideal.addr}} {
+					var st *drainStats
+					start := time.Now()
+					run(sv.name, func() { st = drainKgo(b, sv.addr, n, part) })
+					f := float64(st.fetches.Load())
+					read := float64(st.readNs.Load()) / f / 1e3
+					rates[sv.name+"-read"] = append(rates[sv.name+"-read"], read)
+					rates[sv.name+"-client"] = append(rates[sv.name+"-client"], float64(time.Since(start).Nanoseconds())/f/1e3-read)
+				}
+				w := run("wire", func() { wire.drain(b, size, part, false) })
+				d := run("decode", func() { decodeAll(b, frames, dec, n) })
+				rates["ceiling"] = append(rates["ceiling"], 1/(1/w+1/d))
+				run("wire-reuse", func() { wire.drain(b, size, part, true) })
+			}
+			b.StopTimer()
+			med := func(k string) float64 {
+				ys := append([]float64(nil), rates[k]...)
+				sort.Float64s(ys)
+				return ys[len(ys)/2]
+			}
+			if m := ideal.misses.Load(); m > 0 {
+				b.Fatalf("the ideal server passed %d fetches on to serve", m)
+			}
+			for _, k := range []string{"fetch", "serve", "kfake", "ideal", "wire", "decode", "ceiling", "wire-reuse"} {
+				b.ReportMetric(med(k), k+"-MB/s")
+			}
+			// Per fetch round trip, kgo's own view: µs until the response
+			// was in (server plus transfer) and µs everything else took
+			// (decoding, polling, the next request).
+			for _, k := range []string{"serve", "kfake", "ideal"} {
+				b.ReportMetric(med(k+"-read"), k+"-read-µs/fetch")
+				b.ReportMetric(med(k+"-client"), k+"-client-µs/fetch")
+			}
+			b.ReportMetric(med("serve")/med("fetch"), "serve/fetch")
+			b.ReportMetric(med("serve")/med("kfake"), "serve/kfake")
+			b.ReportMetric(med("serve")/med("ideal"), "serve/ideal")
+			b.ReportMetric(med("ideal")/med("kfake"), "ideal/kfake")
+			b.ReportMetric(med("ideal")/med("fetch"), "ideal/fetch")
+			b.ReportMetric(med("ceiling")/med("kfake"), "ceiling/kfake")
+			b.ReportMetric(med("wire-reuse")/med("fetch"), "wire-reuse/fetch")
+		})
+	}
+}
+
+// idealServer stands in front of klog serve as the fastest server this
+// consumer could have: every request goes through to serve, except a Fetch
+// it has seen before (the same bytes but the correlation id), which it
+// answers itself from memory with serve's own response. It is kept warm by
+// one drain before the rounds; misses counts the fetches it passed on.
+type idealServer struct {
+	addr   string
+	misses atomic.Int64
+}
+
+func startIdeal(b *testing.B, backend string) *idealServer {
+	is := new(idealServer)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	cache := map[string][]byte{}
+	handle := func(c net.Conn) {
+		defer c.Close()
+		up, err := net.Dial("tcp", backend)
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		var sz [4]byte
+		for {
+			if _, err := io.ReadFull(c, sz[:]); err != nil {
+				return
+			}
+			req := make([]byte, 4+binary.BigEndian.Uint32(sz[:]))
+			copy(req, sz[:])
+			if _, err := io.ReadFull(c, req[4:]); err != nil {
+				return
+			}
+			key := int16(binary.BigEndian.Uint16(req[4:]))
+			corr := binary.BigEndian.Uint32(req[8:])
+			var k string
+			if key == 1 {
+				kb := append([]byte(nil), req...)
+				binary.BigEndian.PutUint32(kb[8:], 0)
+				k = string(kb)
+				mu.Lock()
+				resp := cache[k]
+				mu.Unlock()
+				if resp != nil {
+					binary.BigEndian.PutUint32(resp[4:], corr)
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+					continue
+				}
+			}
+			if key == 1 {
+				is.misses.Add(1)
+			}
+			if _, err := up.Write(req); err != nil {
+				return
+			}
+			if _, err := io.ReadFull(up, sz[:]); err != nil {
+				return
+			}
+			resp := make([]byte, 4+binary.BigEndian.Uint32(sz[:]))
+			copy(resp, sz[:])
+			if _, err := io.ReadFull(up, resp[4:]); err != nil {
+				return
+			}
+			if key == 1 {
+				mu.Lock()
+				cache[k] = resp
+				mu.Unlock()
+			}
+			if _, err := c.Write(resp); err != nil {
+				return
+			}
 		}
 	}
-	wire := startWireBaseline(b, dir)
-	frames, dec := decodeFrames(b, dir, n), kgo.DefaultDecompressor()
-	rates := map[string][]float64{}
-	run := func(name string, f func()) {
-		start := time.Now()
-		f()
-		rates[name] = append(rates[name], float64(size)/time.Since(start).Seconds()/1e6)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		run("fetch", inProcess)
-		run("serve", func() { drainKgo(b, serveAddr, n) })
-		run("kfake", func() { drainKgo(b, kfakeAddr, n) })
-		run("wire", func() { wire.drain(b, size) })
-		run("decode", func() { decodeAll(b, frames, dec, n) })
-	}
-	b.StopTimer()
-	med := func(xs []float64) float64 {
-		ys := append([]float64(nil), xs...)
-		sort.Float64s(ys)
-		return ys[len(ys)/2]
-	}
-	for _, k := range []string{"fetch", "serve", "kfake", "wire", "decode"} {
-		b.ReportMetric(med(rates[k]), k+"-MB/s")
-	}
-	b.ReportMetric(med(rates["serve"])/med(rates["fetch"]), "serve/fetch")
-	b.ReportMetric(med(rates["serve"])/med(rates["kfake"]), "serve/kfake")
-	b.ReportMetric(med(rates["wire"])/med(rates["kfake"]), "wire/kfake")
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	is.addr = ln.Addr().String()
+	return is
 }
 
 // wireBaseline is the transport alone, the ceiling of any server for this
@@ -317,16 +460,18 @@ func startWireBaseline(b *testing.B, dir string) *wireBaseline {
 	return &wireBaseline{addr: ln.Addr().String()}
 }
 
-// drain asks for [0, size) in partition-max-bytes responses, one at a time.
-func (w *wireBaseline) drain(b *testing.B, size int64) {
+// drain asks for [0, size) in part-byte responses, one at a time, each
+// read into a fresh buffer as kgo reads a response, or with reuse into one
+// buffer (no allocation, no page faults: the transport alone).
+func (w *wireBaseline) drain(b *testing.B, size int64, part int32, reuse bool) {
 	c, err := net.Dial("tcp", w.addr)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	part := int64(benchPartitionBytes())
 	var req [16]byte
 	var hdr [4]byte
+	var kept []byte
 	for pos := int64(0); pos < size; {
 		binary.BigEndian.PutUint64(req[:], uint64(pos))
 		binary.BigEndian.PutUint64(req[8:], uint64(part))
@@ -336,7 +481,16 @@ func (w *wireBaseline) drain(b *testing.B, size int64) {
 		if _, err := io.ReadFull(c, hdr[:]); err != nil {
 			b.Fatal(err)
 		}
-		buf := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+		n := int(binary.BigEndian.Uint32(hdr[:]))
+		var buf []byte
+		if reuse && cap(kept) >= n {
+			buf = kept[:n]
+		} else {
+			buf = make([]byte, n)
+			if reuse {
+				kept = buf
+			}
+		}
 		if _, err := io.ReadFull(c, buf); err != nil {
 			b.Fatal(err)
 		}
@@ -415,14 +569,14 @@ func BenchmarkFetchLocate(b *testing.B) {
 // decodeFrames reads the fetch responses' record bytes beforehand (package
 // fetch, partition max bytes as the consumers ask): kgo's decoding of them
 // with no network and no server is the client's ceiling.
-func decodeFrames(b *testing.B, dir string, n int64) []kmsg.FetchResponseTopicPartition {
+func decodeFrames(b *testing.B, dir string, n int64, part int32) []kmsg.FetchResponseTopicPartition {
 	l, err := fetch.Open(filepath.Join(dir, "bench-0"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	var frames []kmsg.FetchResponseTopicPartition
 	for off := int64(0); off < n; {
-		f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1, PartitionMaxBytes: benchPartitionBytes()})
+		f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1, PartitionMaxBytes: part})
 		if err != nil {
 			b.Fatal(err)
 		}
