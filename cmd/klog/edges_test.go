@@ -166,12 +166,24 @@ func TestExitCodeTable(t *testing.T) {
 	if code, _, errs := prodRun(t, "a\nb\n", "produce", "--log", part); code != 0 {
 		t.Fatalf("produce: exit %d: %s", code, errs)
 	}
+	corrupt := func(name string) string { return segments(t, "kafka-written", "derived-corrupt", name) }
+	clean := segments(t, "kafka-written", "v2-none")
 	for _, c := range []struct {
 		args []string
 		code int
 	}{
 		{[]string{"fetch", "--log", part, "--offset", "99"}, ExitFindings},
 		{[]string{"find", "--offset", "99", part}, ExitFindings},
+		// The views: what they see wrong in the data is a finding.
+		{[]string{"segments", corrupt("truncated-tail")}, ExitFindings},
+		{[]string{"segments", corrupt("bad-crc-none")}, ExitFindings},
+		{[]string{"segments", clean}, ExitOK},
+		{[]string{"stats", corrupt("bad-crc-none")}, ExitFindings},
+		{[]string{"stats", corrupt("truncated-tail")}, ExitFindings},
+		{[]string{"stats", clean}, ExitOK},
+		{[]string{"find", "--offset", "0", corrupt("bad-crc-none")}, ExitFindings},
+		{[]string{"find", "--offset", "0", clean}, ExitOK},
+		{[]string{"offsets", corrupt("bad-crc-none")}, ExitOK}, // judges no data
 	} {
 		if code, _, errs := prodRun(t, "", c.args...); code != c.code {
 			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, errs)
