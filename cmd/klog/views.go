@@ -237,7 +237,9 @@ func viewExit(c *cli.Context, trouble bool, findings int, first *inspect.ViewPro
 }
 
 // findingsLine is "3 findings; the first: FILE at position P, offset O:
-// KIND: MESSAGE" ("offset unknown" when the finding has none).
+// KIND: MESSAGE" ("offset unknown" when the finding has none, "(no byte
+// position)" for a file's modification time, no KIND where the view's
+// finding is not one of verify's kinds).
 func findingsLine(n int, p *inspect.ViewProblem) string {
 	var b strings.Builder
 	if n == 1 {
@@ -245,13 +247,22 @@ func findingsLine(n int, p *inspect.ViewProblem) string {
 	} else {
 		b.WriteString(strconv.Itoa(n) + " findings; the first: ")
 	}
-	b.WriteString(p.Path + " at position " + strconv.FormatInt(p.Position, 10))
+	b.WriteString(p.Path)
+	if p.Position >= 0 {
+		b.WriteString(" at position " + strconv.FormatInt(p.Position, 10))
+	} else {
+		b.WriteString(" (no byte position)")
+	}
 	if p.Offset >= 0 {
 		b.WriteString(", offset " + strconv.FormatInt(p.Offset, 10))
 	} else {
 		b.WriteString(", offset unknown")
 	}
-	b.WriteString(": " + string(p.Kind) + ": " + p.Message)
+	b.WriteString(": ")
+	if p.Kind != "" {
+		b.WriteString(string(p.Kind) + ": ")
+	}
+	b.WriteString(p.Message)
 	return b.String()
 }
 
