@@ -417,7 +417,7 @@ func (d *dumper) dumpLog(p, name string) error {
 	d.rr.Decompressor.MaxBytes = d.opts.MaxDecompressedBytes
 	var src io.ReaderAt = f
 	if d.opts.OnBytes != nil {
-		pr := NewProgressReaderAt(f, d.opts.OnBytes)
+		pr := safeio.NewProgressReaderAt(f, d.opts.OnBytes)
 		defer pr.Done(fileSize)
 		src = pr
 	}

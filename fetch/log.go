@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -149,22 +150,18 @@ func (l *Log) Refresh() error {
 
 // scan reads the batches appended to a segment since the last scan.
 func (l *Log) scan(s *segment) error {
-	f, err := os.Open(s.path)
+	f, size, err := safeio.OpenSized(s.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if st.Size() < s.scannedTo {
+	if size < s.scannedTo {
 		// Truncated under us: scan again from the start.
 		s.scannedTo, s.size, s.lastOff = 0, 0, s.base-1
 		s.hintOffset, s.hintPos = 0, 0
 	}
 	// Offsets and producer fields only: one small read per batch.
-	sc := format.NewScanner(f, st.Size(), format.ScanOptions{HeadersOnly: true})
+	sc := format.NewScanner(f, size, format.ScanOptions{HeadersOnly: true})
 	sc.SetPos(s.scannedTo)
 	for {
 		b, err := sc.Next()

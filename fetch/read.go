@@ -267,14 +267,12 @@ func (l *Log) translate(s *segment, offset int64) (pos, size int64, ok bool, err
 		// Too large to keep: probed in place (the index's size is not
 		// trusted); the entry found stands for the index in
 		// TranslateOffset.
-		if xf, rerr := os.Open(s.index); rerr == nil {
-			if st, serr := xf.Stat(); serr == nil {
-				if e, lerr := format.LookupOffsetIndexAt(xf, st.Size(), s.base, offset); lerr == nil && e.Pos > 0 {
-					var one [format.OffsetIndexEntrySize]byte
-					binary.BigEndian.PutUint32(one[:], uint32(e.Offset-s.base))
-					binary.BigEndian.PutUint32(one[4:], uint32(e.Pos))
-					idx = &format.OffsetIndex{BaseOffset: s.base, Data: one[:]}
-				}
+		if xf, xsize, rerr := safeio.OpenSized(s.index); rerr == nil {
+			if e, lerr := format.LookupOffsetIndexAt(xf, xsize, s.base, offset); lerr == nil && e.Pos > 0 {
+				var one [format.OffsetIndexEntrySize]byte
+				binary.BigEndian.PutUint32(one[:], uint32(e.Offset-s.base))
+				binary.BigEndian.PutUint32(one[4:], uint32(e.Pos))
+				idx = &format.OffsetIndex{BaseOffset: s.base, Data: one[:]}
 			}
 			xf.Close()
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -185,4 +186,45 @@ func ParsePartitionMetadata(data []byte) (PartitionMetadata, error) {
 		return m, &CheckpointError{Line: 2, Msg: "Invalid topic id in partition metadata file: the all-zero id"}
 	}
 	return PartitionMetadata{Version: ver, TopicID: t[1]}, nil
+}
+
+// AppendPartitionMetadata appends partition.metadata's content the way
+// Kafka writes it (PartitionMetadata.encode): "version: V\ntopic_id: ID",
+// with no newline after the id.
+func AppendPartitionMetadata(dst []byte, m PartitionMetadata) []byte {
+	dst = append(dst, "version: "...)
+	dst = strconv.AppendInt(dst, int64(m.Version), 10)
+	dst = append(dst, "\ntopic_id: "...)
+	return append(dst, m.TopicID...)
+}
+
+// TopicIDLen is the length of a topic id as Kafka prints it
+// (Uuid.toString): 16 bytes in URL-safe base64 without padding.
+const TopicIDLen = 22
+
+// ParseTopicID reads a topic id as Kafka prints it: exactly TopicIDLen
+// characters of URL-safe base64 in the one spelling Uuid.toString gives
+// (the last character's two unused bits zero), and not the all-zero id,
+// which Kafka reserves for "no id" and its partition.metadata reader
+// refuses.
+func ParseTopicID(s string) ([16]byte, error) {
+	var id [16]byte
+	if len(s) != TopicIDLen {
+		return id, errors.New("topic id " + strconv.Quote(s) + " is " + strconv.Itoa(len(s)) +
+			" characters; Kafka's are " + strconv.Itoa(TopicIDLen) + " of URL-safe base64")
+	}
+	n, err := base64.RawURLEncoding.Strict().Decode(id[:], []byte(s))
+	if err != nil || n != len(id) {
+		return [16]byte{}, errors.New("topic id " + strconv.Quote(s) + " is not " + strconv.Itoa(TopicIDLen) +
+			" characters of URL-safe base64 as Kafka prints a Uuid")
+	}
+	if id == ([16]byte{}) {
+		return id, errors.New("topic id " + s + " is the all-zero id, which Kafka reserves for none")
+	}
+	return id, nil
+}
+
+// FormatTopicID is Kafka's Uuid.toString: URL-safe base64 without padding.
+func FormatTopicID(id [16]byte) string {
+	return base64.RawURLEncoding.EncodeToString(id[:])
 }

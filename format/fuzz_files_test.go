@@ -74,15 +74,20 @@ func FuzzSnapshot(f *testing.F) {
 	})
 }
 
-// FuzzCheckpoint: text checkpoints and partition.metadata never panic, and
-// an offset checkpoint that parses re-encodes to something that parses to
-// the same entries.
+// FuzzCheckpoint: text checkpoints and partition.metadata never panic; an
+// offset checkpoint that parses re-encodes to something that parses to the
+// same entries, and so does partition.metadata.
 func FuzzCheckpoint(f *testing.F) {
 	seedFiles(f, "checkpoint", "partition.metadata")
 	f.Add([]byte("0\n2\norders 0 5\npayments 3 17\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = ParseLeaderEpochCheckpoint(data)
-		_, _ = ParsePartitionMetadata(data)
+		if m, err := ParsePartitionMetadata(data); err == nil {
+			again, err := ParsePartitionMetadata(AppendPartitionMetadata(nil, m))
+			if err != nil || again != m {
+				t.Fatalf("re-encoded partition.metadata: %+v, %v; want %+v", again, err, m)
+			}
+		}
 		es, err := ParseOffsetCheckpoint(data)
 		if err != nil {
 			return

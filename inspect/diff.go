@@ -293,18 +293,12 @@ func (l *diffLog) read(segs []partition.Segment, maxBatch int) {
 // scanSegment hands the heads of one segment's batches to emit; false
 // means stop (emit refused, or l.err is set).
 func (l *diffLog) scanSegment(si int, name string, maxBatch int, emit func(diffHead) bool) (goOn bool) {
-	f, err := os.Open(name)
+	f, size, err := safeio.OpenSized(name)
 	if err != nil {
 		l.err = err
 		return false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		l.err = err
-		return false
-	}
-	size := st.Size()
 	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: maxBatch})
 	var m []byte // the mapped window [mPos, mPos+len(m))
 	var mPos int64
@@ -721,15 +715,11 @@ func (r *DiffReplica) decodeExtra(maxBatch int, recOpts ndjson.Options) error {
 				f.Close()
 			}
 			var err error
-			if f, err = os.Open(r.segs[x.seg].Log); err != nil {
-				f = nil
+			var size int64
+			if f, size, err = safeio.OpenSized(r.segs[x.seg].Log); err != nil {
 				return err
 			}
-			st, err := f.Stat()
-			if err != nil {
-				return err
-			}
-			sc, open = format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: maxBatch, ReadAhead: -1}), x.seg
+			sc, open = format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: maxBatch, ReadAhead: -1}), x.seg
 		}
 		sc.SetPos(x.pos)
 		b, err := sc.Next()
@@ -817,32 +807,29 @@ func countFrom(d *partition.Dir, offset int64, maxBatch int) (batches, records i
 		if j := i + 1; j < len(d.Segments) && d.Segments[j].BaseOffset <= offset {
 			continue
 		}
-		f, err := os.Open(s.Log)
+		f, size, err := safeio.OpenSized(s.Log)
 		if err != nil {
 			continue
 		}
-		st, err := f.Stat()
-		if err == nil {
-			sc := format.NewScanner(f, st.Size(), format.ScanOptions{HeadersOnly: true, MaxBatchBytes: maxBatch})
-			for {
-				b, err := sc.Next()
-				if err != nil {
-					if sc.Done() {
-						break
-					}
-					continue
+		sc := format.NewScanner(f, size, format.ScanOptions{HeadersOnly: true, MaxBatchBytes: maxBatch})
+		for {
+			b, err := sc.Next()
+			if err != nil {
+				if sc.Done() {
+					break
 				}
-				if b.LastOffset() < offset {
-					continue
-				}
-				batches++
-				// A truncation inside a batch removes the whole batch
-				// (LogSegment.truncateTo cuts at the batch holding it).
-				if b.IsV2() {
-					records += int64(b.RecordCount)
-				} else {
-					records++
-				}
+				continue
+			}
+			if b.LastOffset() < offset {
+				continue
+			}
+			batches++
+			// A truncation inside a batch removes the whole batch
+			// (LogSegment.truncateTo cuts at the batch holding it).
+			if b.IsV2() {
+				records += int64(b.RecordCount)
+			} else {
+				records++
 			}
 		}
 		f.Close()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/klog-dev/klog/dump"
 	"io"
 	"io/fs"
 	"os"
@@ -13,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
@@ -267,16 +268,11 @@ func FindContext(ctx context.Context, d *partition.Dir, q FindQuery, opts FindOp
 }
 
 func openFindFile(path string) (FindFile, int64, error) {
-	file, err := os.Open(path)
+	file, size, err := safeio.OpenSized(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, err // not a nil *os.File in the interface
 	}
-	st, err := file.Stat()
-	if err != nil {
-		file.Close()
-		return nil, 0, err
-	}
-	return file, st.Size(), nil
+	return file, size, nil
 }
 
 type findState struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -350,7 +351,7 @@ func (rep *RetentionReport) Findings() (n int, first *ViewProblem) {
 // counting entries as floor(size/12) as the broker does when it opens an
 // existing index (a preallocated zero tail counts).
 func lastTimeIndexTimestamp(path string) (ts, pos int64, ok bool, err error) {
-	f, err := os.Open(path)
+	f, size, err := safeio.OpenSized(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return 0, 0, false, nil
@@ -358,11 +359,7 @@ func lastTimeIndexTimestamp(path string) (ts, pos int64, ok bool, err error) {
 		return 0, 0, false, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, 0, false, err
-	}
-	n := st.Size() / format.TimeIndexEntrySize
+	n := size / format.TimeIndexEntrySize
 	if n == 0 {
 		return 0, 0, false, nil
 	}

@@ -4,15 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/klog-dev/klog/dump"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -253,21 +253,17 @@ type segScanner struct {
 }
 
 func (s *segScanner) scanFile(row *SegmentRow) error {
-	f, err := os.Open(row.Log)
+	f, size, err := safeio.OpenSized(row.Log)
 	if err != nil {
 		return &dump.IOError{Path: row.Log, Err: err}
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &dump.IOError{Path: row.Log, Err: err}
-	}
 	if s.opts.OnBytes != nil {
-		pr := dump.NewProgressReaderAt(f, s.opts.OnBytes)
-		defer pr.Done(st.Size())
-		return s.scan(pr, st.Size(), row)
+		pr := safeio.NewProgressReaderAt(f, s.opts.OnBytes)
+		defer pr.Done(size)
+		return s.scan(pr, size, row)
 	}
-	return s.scan(f, st.Size(), row)
+	return s.scan(f, size, row)
 }
 
 // scan fills row from the batches of one segment.

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"github.com/klog-dev/klog/dump"
 	"io"
 	"math"
 	"math/bits"
@@ -15,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -326,21 +327,17 @@ func (c *statsCollector) problem(p ViewProblem) {
 }
 
 func (c *statsCollector) addFile(path string) error {
-	f, err := os.Open(path)
+	f, size, err := safeio.OpenSized(path)
 	if err != nil {
 		return &dump.IOError{Path: path, Err: err}
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &dump.IOError{Path: path, Err: err}
-	}
 	if c.opts.OnBytes != nil {
-		pr := dump.NewProgressReaderAt(f, c.opts.OnBytes)
-		defer pr.Done(st.Size())
-		return c.add(path, pr, st.Size())
+		pr := safeio.NewProgressReaderAt(f, c.opts.OnBytes)
+		defer pr.Done(size)
+		return c.add(path, pr, size)
 	}
-	return c.add(path, f, st.Size())
+	return c.add(path, f, size)
 }
 
 // add reads one segment.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // WhatIf recompresses the records of v2 batches with other codecs, the
@@ -130,17 +130,12 @@ func WhatIf(ctx context.Context, files []string, opts WhatIfOptions) (*WhatIfRep
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		f, err := os.Open(path)
+		f, size, err := safeio.OpenSized(path)
 		if err != nil {
-			return nil, err
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
 			return nil, err
 		}
 		fh := whatIfNameHash(path)
-		sc := format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: opts.MaxBatchBytes})
+		sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: opts.MaxBatchBytes})
 		for {
 			b, err := sc.Next()
 			if err != nil {

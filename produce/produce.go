@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,6 +71,13 @@ type Options struct {
 	PartitionLeaderEpoch int32
 	// Now is the clock for LogAppendTime and default timestamps.
 	Now func() time.Time
+	// TopicID, when not zero, is the topic id the partition records in
+	// partition.metadata: written if the file is missing, and Open fails
+	// with a *partition.TopicIDMismatchError if it records another. Zero
+	// gives a partition Open creates the id of its topic's other
+	// partitions in the same log directory, or a fresh one
+	// (partition.EnsureTopicID).
+	TopicID [16]byte
 }
 
 const (
@@ -156,6 +164,8 @@ type Appender struct {
 	snapOffset int64
 	// Truncated is set when Open cut an invalid tail.
 	Truncated *Truncation
+	// topicID is what partition.metadata records (zero: no file).
+	topicID [16]byte
 }
 
 // Open locks dir (creating it and its first segment if needed), finds the
@@ -183,6 +193,8 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(dir))); err != nil {
 		return nil, err
 	}
+	_, err := os.Lstat(dir)
+	created := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -191,7 +203,7 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 		return nil, err
 	}
 	a := &Appender{dir: dir, opts: opts, lock: lock, producers: map[int64]*producerState{}}
-	if err := a.load(); err != nil {
+	if err := a.load(created); err != nil {
 		a.closeFiles()
 		lock.Close()
 		return nil, err
@@ -208,7 +220,12 @@ func (a *Appender) LogStartOffset() int64 { return a.logStart }
 // Dir is the partition directory.
 func (a *Appender) Dir() string { return a.dir }
 
-func (a *Appender) load() error {
+// TopicID is the topic id the partition's partition.metadata records, zero
+// when it has none.
+func (a *Appender) TopicID() [16]byte { return a.topicID }
+
+// load reads the partition; created says Open made its directory.
+func (a *Appender) load(created bool) error {
 	d, err := partition.Open(a.dir)
 	if err != nil {
 		return err
@@ -218,6 +235,14 @@ func (a *Appender) load() error {
 		if s.Log != "" {
 			segs = append(segs, s)
 		}
+	}
+	// A partition without a segment is one klog creates now, as a
+	// broker creates a log: it gets partition.metadata before any
+	// segment, so a refused --topic-id leaves nothing behind.
+	create := created || len(segs) == 0
+	if a.topicID, err = partition.EnsureTopicID(a.dir, a.opts.TopicID, create,
+		partition.WriteOptions{NoSync: a.opts.Sync == SyncNever}); err != nil {
+		return err
 	}
 	if err := a.readEpochs(d); err != nil {
 		return err

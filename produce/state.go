@@ -195,17 +195,12 @@ func (a *Appender) Producer(producerID int64) (epoch int16, lastSeq int32, lastO
 // has already validated: the active segment up to the size Open accepted
 // (an invalid tail it refused or cut is never read), any other segment whole.
 func (a *Appender) openForScan(s partition.Segment) (*os.File, int64, error) {
-	f, err := os.Open(s.Log)
+	f, size, err := safeio.OpenSized(s.Log)
 	if err != nil {
 		return nil, 0, err
 	}
 	if s.BaseOffset == a.seg.base {
 		return f, a.seg.size, nil
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, st.Size(), nil
+	return f, size, nil
 }

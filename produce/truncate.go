@@ -56,7 +56,7 @@ func (a *Appender) TruncateTo(offset int64) (int64, error) {
 	if err := a.truncateEpochs(offset); err != nil {
 		return 0, err
 	}
-	if err := a.load(); err != nil {
+	if err := a.load(false); err != nil {
 		return 0, err
 	}
 	return a.leo, nil

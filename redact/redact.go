@@ -291,16 +291,12 @@ func (x *indexer) timeEntry() error {
 
 // segment redacts one log file and writes its indexes (when idxPath is set).
 func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err error) {
-	f, err := os.Open(in)
+	f, size, err := safeio.OpenSized(in)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	r.res.BytesIn += st.Size()
+	r.res.BytesIn += size
 	of, err := create(out, in)
 	if err != nil {
 		return err
@@ -322,7 +318,7 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		x = &indexer{base: base, interval: int64(r.opts.IndexIntervalBytes), maxTs: -1, lastTs: -1,
 			idx: bufio.NewWriter(xf), tidx: bufio.NewWriter(tf)}
 	}
-	sc := format.NewScanner(f, st.Size(), format.ScanOptions{MaxBatchBytes: r.opts.MaxBatchBytes})
+	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: r.opts.MaxBatchBytes})
 	var pos int64
 	for {
 		start := sc.Pos()
@@ -364,7 +360,7 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		pos += int64(len(batch))
 	}
 	if t := sc.Tail(); t.Kind != format.TailNone && t.Bytes > 0 {
-		n := st.Size() - t.Pos
+		n := size - t.Pos
 		if err := r.writeZeroed(w, f, t.Pos, n, format.BatchHeaderSize); err != nil {
 			return err
 		}

@@ -84,6 +84,10 @@ type Config struct {
 	// Now is the wall clock for record timestamps (default: a fixed
 	// virtual clock starting at 1700000000000 ms and moving by Tick).
 	Now func() time.Time
+	// TopicID is the topic's id, which every replica records in its
+	// partition.metadata as a cluster's brokers do (default: the id
+	// a broker's directory already records, else a new one).
+	TopicID [16]byte
 }
 
 // Broker is one replica's partition directory.
@@ -203,9 +207,15 @@ func New(cfg Config) (*Cluster, error) {
 		c.virtual = true
 		c.cfg.Now = func() time.Time { return time.UnixMilli(1700000000000).Add(time.Duration(c.tick) * c.cfg.Tick) }
 	}
+	if c.cfg.TopicID == ([16]byte{}) {
+		var err error
+		if c.cfg.TopicID, err = clusterTopicID(cfg); err != nil {
+			return nil, err
+		}
+	}
 	for i, id := range cfg.Brokers {
-		b := &Broker{ID: id, Dir: filepath.Join(cfg.Dir, "broker-"+strconv.Itoa(int(id)), cfg.Topic+"-"+strconv.Itoa(int(cfg.Partition))), alive: true}
-		app, err := produce.Open(b.Dir, produce.Options{Now: c.cfg.Now, Sync: produce.SyncNever})
+		b := &Broker{ID: id, Dir: brokerDir(cfg, id), alive: true}
+		app, err := produce.Open(b.Dir, produce.Options{Now: c.cfg.Now, Sync: produce.SyncNever, TopicID: c.cfg.TopicID})
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -748,6 +758,23 @@ func (c *Cluster) epochCache(epoch int32, leo int64) []format.EpochEntry {
 	return out
 }
 
+// brokerDir is broker id's replica of the partition.
+func brokerDir(cfg Config, id int32) string {
+	return filepath.Join(cfg.Dir, "broker-"+strconv.Itoa(int(id)), cfg.Topic+"-"+strconv.Itoa(int(cfg.Partition)))
+}
+
+// clusterTopicID is the id the first broker's partition.metadata records,
+// or a new one: replicas of one partition share their topic's id.
+func clusterTopicID(cfg Config) ([16]byte, error) {
+	for _, id := range cfg.Brokers {
+		tid, ok, err := partition.ReadTopicID(brokerDir(cfg, id))
+		if err != nil || ok {
+			return tid, err
+		}
+	}
+	return partition.NewTopicID()
+}
+
 // Restart brings a stopped broker back as a follower: it truncates to the
 // leader's log end offset where it diverges, then fetches like the others.
 func (c *Cluster) Restart(id int32) error {
@@ -755,7 +782,7 @@ func (c *Cluster) Restart(id int32) error {
 	if b == nil || b.alive {
 		return nil
 	}
-	app, err := produce.Open(b.Dir, produce.Options{Now: c.cfg.Now, Sync: produce.SyncNever})
+	app, err := produce.Open(b.Dir, produce.Options{Now: c.cfg.Now, Sync: produce.SyncNever, TopicID: c.cfg.TopicID})
 	if err != nil {
 		return err
 	}

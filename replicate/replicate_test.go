@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -267,4 +268,39 @@ func TestLeaderCrash(t *testing.T) {
 		t.Errorf("old leader's log after rejoining: %s", got)
 	}
 	checkReplicas(t, c)
+}
+
+// TestReplicasShareTopicID: every replica's partition.metadata records the
+// same topic id, as a cluster's brokers do; a second run over the same
+// directories keeps it, and a given id that contradicts it is refused.
+func TestReplicasShareTopicID(t *testing.T) {
+	dir := t.TempDir()
+	read := func() [16]byte {
+		t.Helper()
+		var first [16]byte
+		for i, id := range []int32{1, 2, 3} {
+			tid, ok, err := partition.ReadTopicID(filepath.Join(dir, "broker-"+itoa(int64(id)), "orders-0"))
+			if err != nil || !ok || tid == ([16]byte{}) {
+				t.Fatalf("broker %d: %x, %v, %v", id, tid, ok, err)
+			}
+			if i == 0 {
+				first = tid
+			} else if tid != first {
+				t.Fatalf("broker %d records %x, broker 1 %x", id, tid, first)
+			}
+		}
+		return first
+	}
+	c := newCluster(t, Config{Dir: dir})
+	c.Close()
+	id := read()
+	c = newCluster(t, Config{Dir: dir})
+	c.Close()
+	if again := read(); again != id {
+		t.Fatalf("second run: %x, first %x", again, id)
+	}
+	var me *partition.TopicIDMismatchError
+	if _, err := New(Config{Dir: dir, Topic: "orders", Brokers: []int32{1, 2, 3}, TopicID: [16]byte{1}}); !errors.As(err, &me) {
+		t.Fatalf("contradicting TopicID: %v", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 )
@@ -286,16 +287,11 @@ func loadOffsets(dir string, offsets map[string]map[tp]committed) error {
 			if s.Log == "" {
 				continue
 			}
-			f, err := os.Open(s.Log)
+			f, size, err := safeio.OpenSized(s.Log)
 			if err != nil {
 				return err
 			}
-			st, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return err
-			}
-			sc := format.NewScanner(f, st.Size(), format.ScanOptions{})
+			sc := format.NewScanner(f, size, format.ScanOptions{})
 			for {
 				b, err := sc.Next()
 				if err != nil {

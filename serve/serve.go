@@ -304,7 +304,9 @@ func (s *Server) createTopic(name string) (*topic, error) {
 		return nil, err
 	}
 	p.log = l
-	t := &topic{name: name, parts: []*part{p}}
+	// produce.Open gave the new partition its partition.metadata, as a
+	// broker's topic creation does; Metadata reports that id.
+	t := &topic{name: name, parts: []*part{p}, id: p.app.TopicID()}
 	topics := make(map[string]*topic, len(s.topics)+1)
 	for k, v := range s.topics {
 		topics[k] = v

@@ -14,6 +14,7 @@ import (
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -552,5 +553,53 @@ func TestMetadataTopicIDs(t *testing.T) {
 	}
 	if len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != 0 || resp.ControllerID != 0 {
 		t.Errorf("brokers: %+v controller %d", resp.Brokers, resp.ControllerID)
+	}
+}
+
+// TestMetadataTopicIDsFromProduce: a topic klog produced carries its
+// partition.metadata id into Metadata (both partitions share it), and a
+// topic a writable server creates reports the id it wrote.
+func TestMetadataTopicIDsFromProduce(t *testing.T) {
+	dir := t.TempDir()
+	want := [16]byte{0: 0x42, 6: 0x40, 8: 0x80, 15: 9}
+	for i, id := range [][16]byte{want, {}} { // orders-1 takes orders-0's id
+		a, err := produce.Open(filepath.Join(dir, "orders-"+strconv.Itoa(i)), produce.Options{Sync: produce.SyncNever, TopicID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v")}}, ProducerID: -1}); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+	}
+	_, addr := startServer(t, Config{LogDir: dir, Writable: true})
+	w := dial(t, addr)
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	resp := w.do(md).(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].TopicID != want || len(resp.Topics[0].Partitions) != 2 {
+		t.Fatalf("orders: %+v, want id %x with 2 partitions", resp.Topics, want)
+	}
+
+	// Auto-created: the id in the response is the one on disk.
+	name := "fresh"
+	md = kmsg.NewPtrMetadataRequest()
+	md.Version, md.AllowAutoTopicCreation = 12, true
+	md.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
+	resp = w.do(md).(*kmsg.MetadataResponse)
+	disk, ok, err := partition.ReadTopicID(filepath.Join(dir, "fresh-0"))
+	if err != nil || !ok || disk == ([16]byte{}) {
+		t.Fatalf("fresh-0/partition.metadata: %x, %v, %v", disk, ok, err)
+	}
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || resp.Topics[0].TopicID != disk {
+		t.Fatalf("fresh: %+v, want id %x", resp.Topics, disk)
+	}
+	// Asked for by that id, the topic is found.
+	md = kmsg.NewPtrMetadataRequest()
+	md.Version = 12
+	md.Topics = []kmsg.MetadataRequestTopic{{TopicID: disk}}
+	resp = w.do(md).(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].Topic == nil || *resp.Topics[0].Topic != "fresh" {
+		t.Fatalf("by id: %+v", resp.Topics)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -261,7 +262,7 @@ func (t *tailer) relist(p *part) error {
 // at the last read is reported truncated and rescanned.
 func (t *tailer) readActive(p *part) (gone bool, err error) {
 	s := p.segs[p.cur]
-	f, err := os.Open(filepath.Join(p.dir, s.name))
+	f, size, err := safeio.OpenSized(filepath.Join(p.dir, s.name))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return true, nil
@@ -269,11 +270,6 @@ func (t *tailer) readActive(p *part) (gone bool, err error) {
 		return false, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	size := st.Size()
 	if size < p.size {
 		prev, leo0 := p.size, p.leo
 		if err := t.findEnd(p, f, size); err != nil {
@@ -352,7 +348,7 @@ func (t *tailer) corrupt(p *part, seg string, pos, offset int64, err error) {
 func (t *tailer) seekEnd(p *part) error {
 	s := p.segs[p.cur]
 	p.pos, p.size, p.leo = 0, 0, max(p.leo, s.base)
-	f, err := os.Open(filepath.Join(p.dir, s.name))
+	f, size, err := safeio.OpenSized(filepath.Join(p.dir, s.name))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // the next listing will see it gone
@@ -360,11 +356,7 @@ func (t *tailer) seekEnd(p *part) error {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return t.findEnd(p, f, st.Size())
+	return t.findEnd(p, f, size)
 }
 
 // findEnd moves p to the end of the valid data of segs[cur] (open as f,
@@ -415,16 +407,12 @@ func indexHint(path string, base, size int64) (pos, offset int64, ok bool) {
 	if size < 1<<20 {
 		return 0, 0, false
 	}
-	f, err := os.Open(path)
+	f, isize, err := safeio.OpenSized(path)
 	if err != nil {
 		return 0, 0, false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, 0, false
-	}
-	n := st.Size() / format.OffsetIndexEntrySize
+	n := isize / format.OffsetIndexEntrySize
 	var e [format.OffsetIndexEntrySize]byte
 	entry := func(i int64) (rel, pos int32, ok bool) {
 		if _, err := f.ReadAt(e[:], i*format.OffsetIndexEntrySize); err != nil {

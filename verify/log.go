@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // verifier holds per-goroutine reusable state.
@@ -107,38 +108,16 @@ func (v *verifier) checkLog(f *FileReport, t task) error {
 	}
 	defer file.Close()
 	if v.opts.OnBytes != nil {
-		c := &countingReaderAt{r: file, v: v}
-		defer c.flush()
+		// Steps of at least safeio.ProgressStep, so that workers do not
+		// contend; v.read is what the run reports for the file's rest.
+		c := safeio.NewProgressReaderAt(file, func(n int64) {
+			v.read += n
+			v.opts.OnBytes(n)
+		})
+		defer c.Flush()
 		return v.checkLogAt(f, t, c, file.size)
 	}
 	return v.checkLogAt(f, t, file, file.size)
-}
-
-// countingReaderAt tells Options.OnBytes how much of a log has been read,
-// in steps of at least progressStep bytes so that workers do not contend.
-type countingReaderAt struct {
-	r       io.ReaderAt
-	v       *verifier
-	pending int64
-}
-
-const progressStep = 1 << 20
-
-func (c *countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
-	n, err := c.r.ReadAt(b, off)
-	c.pending += int64(n)
-	if c.pending >= progressStep {
-		c.flush()
-	}
-	return n, err
-}
-
-func (c *countingReaderAt) flush() {
-	if c.pending > 0 {
-		c.v.read += c.pending
-		c.v.opts.OnBytes(c.pending)
-		c.pending = 0
-	}
 }
 
 // checkLogAt is checkLog over any ReaderAt. With a spare worker, a

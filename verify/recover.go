@@ -180,7 +180,12 @@ type segFile interface {
 	io.Closer
 }
 
+// progressStep is the least a furthestReader reports at once.
+const progressStep = safeio.ProgressStep
+
 // furthestReader tells onBytes how far into its file reads have reached.
+// Unlike safeio.ProgressReaderAt it counts positions, not bytes: the
+// planner reads some ranges twice.
 type furthestReader struct {
 	*os.File
 	onBytes  func(n int64)
@@ -347,18 +352,12 @@ func PlanRecovery(dir string, opts RecoverOptions) (*Recovery, error) {
 			}
 			continue
 		}
-		f, err := os.Open(s.Log)
+		f, size, err := safeio.OpenSized(s.Log)
 		if err != nil {
 			rec.closeAll()
 			return nil, err
 		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			rec.closeAll()
-			return nil, err
-		}
-		src := &srcSeg{seg: s, f: f, size: st.Size()}
+		src := &srcSeg{seg: s, f: f, size: size}
 		if opts.OnBytes != nil {
 			src.prog = &furthestReader{File: f, onBytes: opts.OnBytes}
 			src.f = src.prog
@@ -1198,18 +1197,14 @@ func differs(path string, want []byte, entry int) bool {
 	if path == "" {
 		return len(want) > 0
 	}
-	f, err := os.Open(path)
+	f, size, err := safeio.OpenSized(path)
 	if err != nil {
 		return true
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return true
-	}
 	// A preallocated zero tail is not a difference: compare the entries
 	// the rebuilt index holds, then require zeros after them.
-	n := st.Size() / int64(entry) * int64(entry)
+	n := size / int64(entry) * int64(entry)
 	if n < int64(len(want)) {
 		return true
 	}

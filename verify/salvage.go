@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // Skipped is a byte range of a segment that salvage could not read.
@@ -22,16 +23,11 @@ type Skipped struct {
 // every record of every valid batch; the skipped ranges are returned. Memory
 // stays bounded by one window and one batch.
 func Salvage(path string, maxBatchBytes int, fn func(b *format.Batch, r *format.Record) error) ([]Skipped, error) {
-	f, err := os.Open(path)
+	f, size, err := safeio.OpenSized(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := st.Size()
 	if maxBatchBytes <= 0 {
 		maxBatchBytes = format.DefaultMaxBatchBytes
 	}

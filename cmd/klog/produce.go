@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/klog-dev/klog/format"
@@ -14,7 +15,7 @@ import (
 )
 
 var (
-	prodLogFlag      = &cli.StringFlag{Name: "log", Usage: "partition directory to append to (created with 00000000000000000000.log on first use)", Required: true}
+	prodLogFlag      = &cli.StringFlag{Name: "log", Usage: "the partition directory, as the DIR argument gives it (kept for scripts written before DIR)"}
 	prodInputFlag    = &cli.StringFlag{Name: "input", Value: "lines", Usage: "lines: one value per line; json: one object per line {key, value, headers, timestamp}"}
 	prodKeySepFlag   = &cli.StringFlag{Name: "key-separator", Usage: "with --input lines, split each line into key and value at the first S"}
 	prodRecordsFlag  = &cli.IntFlag{Name: "batch-records", Value: 500, Usage: "records per batch at most"}
@@ -33,32 +34,37 @@ var (
 	prodFsyncFlag    = &cli.StringFlag{Name: "fsync", Value: "end", Usage: "batch: fsync after every batch; end: once at the end; never"}
 	prodTruncFlag    = &cli.BoolFlag{Name: "truncate-invalid", Usage: "cut an invalid tail of the active segment instead of refusing"}
 	prodWaitFlag     = &cli.BoolFlag{Name: "wait", Usage: "wait for another writer's lock instead of failing"}
+	prodTopicIDFlag  = &cli.StringFlag{Name: "topic-id", Usage: "topic id for partition.metadata (22 characters of URL-safe base64, as Kafka prints one); must match an existing partition.metadata (default: the id of the topic's other partitions beside DIR, else a new one, written only when produce creates the partition)"}
 	prodLeaderFlag   = &cli.IntFlag{Name: "leader-epoch", Usage: "partition leader epoch written in the batches and leader-epoch-checkpoint (default: the partition's latest, 0 for a new one)"}
 )
 
 var produceCommand = &cli.Command{
-	Name:  "produce",
-	Usage: "append records from stdin to a partition directory as a broker does",
-	Description: `Reads records from stdin and appends v2 batches at the partition's log end
-offset, maintaining .index/.timeindex, rolling segments, continuing producer
-sequences and writing transaction markers, .txnindex entries and producer
-snapshots as a Kafka broker does. The directory is locked while appending.
-On exit the partition is left as a broker's clean shutdown leaves it: the
-active segment's .timeindex ends with its largest timestamp, a producer
-snapshot is written at the log end offset, and leader-epoch-checkpoint holds
-the leader epochs of the batches (--leader-epoch).
+	Name:      "produce",
+	Usage:     "append records from stdin to a partition directory as a broker does",
+	ArgsUsage: "DIR",
+	Description: `Reads records from stdin and appends v2 batches to the partition directory
+DIR (--log DIR says the same; DIR is created on first use) at the partition's
+log end offset, maintaining .index/.timeindex, rolling segments, continuing
+producer sequences and writing transaction markers, .txnindex entries and
+producer snapshots as a Kafka broker does. The directory is locked while
+appending. On exit the partition is left as a broker's clean shutdown leaves
+it: the active segment's .timeindex ends with its largest timestamp, a
+producer snapshot is written at the log end offset, and leader-epoch-checkpoint
+holds the leader epochs of the batches (--leader-epoch). A partition produce
+creates gets partition.metadata with its topic's id (--topic-id).
 
 With --acks 1 or all, one line per batch: baseOffset, lastOffset,
 logAppendTime (-1 for CreateTime) and logStartOffset. --acks 0 prints nothing.`,
 	Flags: []cli.Flag{prodLogFlag, prodInputFlag, prodKeySepFlag, prodRecordsFlag, prodBytesFlag, prodCodecFlag,
 		prodTSTypeFlag, prodPIDFlag, prodEpochFlag, prodTxnFlag, prodEndTxnFlag, prodCoordFlag, prodAcksFlag, prodJSONFlag,
-		prodSegmentFlag, prodIntervalFlag, prodFsyncFlag, prodTruncFlag, prodWaitFlag, prodLeaderFlag},
+		prodSegmentFlag, prodIntervalFlag, prodFsyncFlag, prodTruncFlag, prodWaitFlag, prodLeaderFlag, prodTopicIDFlag},
 	Action: runProduce,
 }
 
 func runProduce(c *cli.Context) error {
-	if c.Args().Len() > 0 {
-		return usageError("produce: unexpected arguments %q (records come from stdin)", c.Args().Slice())
+	dir, err := produceDir(c)
+	if err != nil {
+		return err
 	}
 	feed, err := produceFeed(c)
 	if err != nil {
@@ -82,7 +88,7 @@ func runProduce(c *cli.Context) error {
 	case et != "" && pid < 0:
 		return usageError("produce: --end-txn needs --producer-id")
 	}
-	app, err := openAppender(c, opts)
+	app, err := openAppender(c, dir, opts)
 	if err != nil {
 		return err
 	}
@@ -136,6 +142,27 @@ func produceFail(err error) error {
 	return fail("produce", err)
 }
 
+// produceDir is the partition directory: the one DIR argument or --log DIR
+// (both may be given if they name the same directory). Records come from
+// stdin, so a second argument is a mistake, said as one.
+func produceDir(c *cli.Context) (string, error) {
+	const how = "give the partition directory once: klog produce DIR (or --log DIR); records come from stdin"
+	args := c.Args().Slice()
+	logDir := c.String(prodLogFlag.Name)
+	switch {
+	case len(args) > 1:
+		return "", usageError("produce: %d arguments %q: %s", len(args), args, how)
+	case len(args) == 1 && c.IsSet(prodLogFlag.Name) && filepath.Clean(args[0]) != filepath.Clean(logDir):
+		return "", usageError("produce: --log %q and DIR %q differ: %s", logDir, args[0], how)
+	case len(args) == 1:
+		logDir = args[0]
+	}
+	if logDir == "" {
+		return "", usageError("produce: %s", how)
+	}
+	return logDir, nil
+}
+
 // produceFeed reads the input and batching flags.
 func produceFeed(c *cli.Context) (*produce.Feed, error) {
 	codec, ok := format.ParseCompression(c.String(prodCodecFlag.Name))
@@ -172,6 +199,11 @@ func produceOptions(c *cli.Context) (produce.Options, error) {
 		return opts, usageError("produce: --leader-epoch must be between 0 and %d", math.MaxInt32)
 	}
 	opts.PartitionLeaderEpoch = int32(c.Int(prodLeaderFlag.Name))
+	if c.IsSet(prodTopicIDFlag.Name) {
+		if opts.TopicID, err = format.ParseTopicID(c.String(prodTopicIDFlag.Name)); err != nil {
+			return opts, usageError("produce: --%s: %v", prodTopicIDFlag.Name, err)
+		}
+	}
 	return opts, nil
 }
 
@@ -180,8 +212,8 @@ func produceOptions(c *cli.Context) (produce.Options, error) {
 // an older one is fenced (FENCED_LEADER_EPOCH): like INVALID_PRODUCER_EPOCH
 // that is the broker's answer, not trouble, so it exits 1 (README, "Exit
 // codes").
-func openAppender(c *cli.Context, opts produce.Options) (*produce.Appender, error) {
-	app, err := produce.OpenContext(c.Context, c.String(prodLogFlag.Name), opts)
+func openAppender(c *cli.Context, dir string, opts produce.Options) (*produce.Appender, error) {
+	app, err := produce.OpenContext(c.Context, dir, opts)
 	if err != nil {
 		var ite *produce.InvalidTailError
 		if errors.As(err, &ite) {

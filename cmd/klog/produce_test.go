@@ -880,3 +880,49 @@ func TestProduceLeaderEpoch(t *testing.T) {
 		t.Errorf("offsets: %s", out)
 	}
 }
+
+// TestProduceDirArgument: the partition directory is DIR or --log DIR, with
+// flags on either side; a missing, second or contradicting directory is a
+// one-line usage error (exit 2) that writes nothing.
+func TestProduceDirArgument(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    func(dir, other string) []string
+		code    int
+		wantErr string // a substring of stderr; "" for none
+	}{
+		{"positional", func(d, _ string) []string { return []string{"produce", d} }, ExitOK, ""},
+		{"positional flags after", func(d, _ string) []string { return []string{"produce", d, "--acks", "0"} }, ExitOK, ""},
+		{"positional flags before", func(d, _ string) []string { return []string{"produce", "--acks", "0", d} }, ExitOK, ""},
+		{"--log", func(d, _ string) []string { return []string{"produce", "--log", d} }, ExitOK, ""},
+		{"--log=", func(d, _ string) []string { return []string{"produce", "--log=" + d} }, ExitOK, ""},
+		{"both agree", func(d, _ string) []string { return []string{"produce", "--log", d, d + string(filepath.Separator)} }, ExitOK, ""},
+		{"none", func(_, _ string) []string { return []string{"produce"} }, ExitTrouble, "klog produce DIR (or --log DIR)"},
+		{"two", func(d, o string) []string { return []string{"produce", d, o} }, ExitTrouble, "2 arguments"},
+		{"--log and other", func(d, o string) []string { return []string{"produce", "--log", d, o} }, ExitTrouble, "differ"},
+		{"other and --log", func(d, o string) []string { return []string{"produce", o, "--log", d} }, ExitTrouble, "differ"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "orders-0")
+			other := filepath.Join(t.TempDir(), "other-0")
+			code, _, errs := prodRun(t, "a\nb\n", tc.args(dir, other)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errs)
+			}
+			if tc.wantErr == "" {
+				if _, err := os.Stat(filepath.Join(dir, "00000000000000000000.log")); err != nil {
+					t.Fatalf("nothing written: %v", err)
+				}
+				return
+			}
+			if !strings.Contains(errs, tc.wantErr) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("stderr %q: want one line containing %q", errs, tc.wantErr)
+			}
+			for _, d := range []string{dir, other} {
+				if _, err := os.Stat(d); err == nil {
+					t.Errorf("%s created on a usage error", d)
+				}
+			}
+		})
+	}
+}

@@ -1,8 +1,9 @@
 // Package safeio holds the small file-system rules every klog command shares
 // at its edges: reading a file whose size an attacker controls without
-// sizing an allocation by it, opening files for writing without following
-// symlinks or touching non-regular files, and the broker's log directory
-// lock.
+// sizing an allocation by it, opening a file for reading together with the
+// size its readers are bounded by, opening files for writing without
+// following symlinks or touching non-regular files, the broker's log
+// directory lock, and the progress-counting reader of the progress bars.
 package safeio
 
 import (

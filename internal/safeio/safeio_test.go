@@ -110,3 +110,47 @@ func TestCheckBrokerLockAbsent(t *testing.T) {
 		t.Errorf("an unlocked .lock: %v", err)
 	}
 }
+
+func TestOpenSized(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, []byte("12345"), 0o644)
+	f, size, err := OpenSized(p)
+	if err != nil || size != 5 {
+		t.Fatalf("OpenSized: %d, %v", size, err)
+	}
+	f.Close()
+	if f, size, err := OpenSized(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) || f != nil || size != 0 {
+		t.Fatalf("OpenSized of a missing file: %v, %d, %v", f, size, err)
+	}
+}
+
+// TestProgressReaderAt: reads are told in steps of at least ProgressStep,
+// Flush tells the pending rest, Done also the bytes never read.
+func TestProgressReaderAt(t *testing.T) {
+	data := strings.NewReader(strings.Repeat("x", 3*ProgressStep))
+	var told []int64
+	p := NewProgressReaderAt(data, func(n int64) { told = append(told, n) })
+	buf := make([]byte, ProgressStep/2+1)
+	for _, off := range []int64{0, ProgressStep / 2, ProgressStep} {
+		if _, err := p.ReadAt(buf, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(told) != 1 || told[0] != ProgressStep+2 {
+		t.Fatalf("after two reads: told %v, want [%d]", told, ProgressStep+2)
+	}
+	p.Flush()
+	p.Flush()
+	if len(told) != 2 || told[1] != ProgressStep/2+1 {
+		t.Fatalf("after Flush: told %v", told)
+	}
+	p.Done(3 * ProgressStep)
+	var sum int64
+	for _, n := range told {
+		sum += n
+	}
+	if sum != 3*ProgressStep || len(told) != 3 {
+		t.Fatalf("after Done: told %v (sum %d), want the file's size", told, sum)
+	}
+}

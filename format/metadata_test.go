@@ -1,0 +1,82 @@
+package format
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPartitionMetadataKafkaBytes: what Kafka 4.3.1 wrote (its test
+// harness used topic id ONE_UUID) parses, and AppendPartitionMetadata
+// writes the very same bytes back, with no newline after the id.
+func TestPartitionMetadataKafkaBytes(t *testing.T) {
+	path := filepath.Join("..", "testdata", "segments", "kafka-written", "unifiedlog-v0", "topic-0", "partition.metadata")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParsePartitionMetadata(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != 0 || m.TopicID != "AAAAAAAAAAAAAAAAAAAAAQ" {
+		t.Fatalf("parsed %+v", m)
+	}
+	if got := AppendPartitionMetadata(nil, m); string(got) != string(data) {
+		t.Fatalf("re-encoded %q, Kafka wrote %q", got, data)
+	}
+	if got := string(AppendPartitionMetadata([]byte("x"), PartitionMetadata{Version: 3, TopicID: "abc"})); got != "xversion: 3\ntopic_id: abc" {
+		t.Fatalf("appended %q", got)
+	}
+}
+
+func TestParseTopicID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		ok   bool
+		want [16]byte
+	}{
+		{"AAAAAAAAAAAAAAAAAAAAAQ", true, [16]byte{15: 1}},
+		{"_____________________w", true, [16]byte{0: 0xff, 1: 0xff, 2: 0xff, 3: 0xff, 4: 0xff, 5: 0xff, 6: 0xff, 7: 0xff,
+			8: 0xff, 9: 0xff, 10: 0xff, 11: 0xff, 12: 0xff, 13: 0xff, 14: 0xff, 15: 0xff}},
+		{"-AAAAAAAAAAAAAAAAAAAAQ", true, [16]byte{0: 0xf8, 15: 1}}, // fromString takes it; randomUuid never makes it
+		{"AAAAAAAAAAAAAAAAAAAAAA", false, [16]byte{}},              // the zero id: "none"
+		{"AAAAAAAAAAAAAAAAAAAAAR", false, [16]byte{}},              // same bytes as ...AQ, not toString's spelling
+		{"AAAAAAAAAAAAAAAAAAAAA", false, [16]byte{}},               // 21
+		{"AAAAAAAAAAAAAAAAAAAAAQ==", false, [16]byte{}},            // padded
+		{"AAAAAAAAAAAAAAAAAAAA+Q", false, [16]byte{}},              // standard, not URL-safe, base64
+		{"AAAAAAAAAAAAAAAAAAAA Q", false, [16]byte{}},
+		{"", false, [16]byte{}},
+	} {
+		id, err := ParseTopicID(tc.in)
+		if (err == nil) != tc.ok || id != tc.want {
+			t.Errorf("ParseTopicID(%q) = %x, %v; want %x, ok %v", tc.in, id, err, tc.want, tc.ok)
+		}
+		if tc.ok && FormatTopicID(id) != tc.in {
+			t.Errorf("FormatTopicID(%x) = %q, want %q", id, FormatTopicID(id), tc.in)
+		}
+	}
+}
+
+// FuzzTopicID: ParseTopicID never panics, accepts exactly the strings
+// FormatTopicID prints for a non-zero id, and partition.metadata built
+// from one parses back to it.
+func FuzzTopicID(f *testing.F) {
+	f.Add("AAAAAAAAAAAAAAAAAAAAAQ")
+	f.Add("AAAAAAAAAAAAAAAAAAAAAR")
+	f.Add("-AAAAAAAAAAAAAAAAAAAAQ")
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := ParseTopicID(s)
+		if err != nil {
+			return
+		}
+		if FormatTopicID(id) != s {
+			t.Fatalf("%q parsed to %x, which prints as %q", s, id, FormatTopicID(id))
+		}
+		m, err := ParsePartitionMetadata(AppendPartitionMetadata(nil, PartitionMetadata{TopicID: s}))
+		if err != nil || m.TopicID != s || m.Version != 0 {
+			t.Fatalf("partition.metadata with %q reads back %+v, %v", s, m, err)
+		}
+	})
+}
