@@ -244,7 +244,7 @@ func TestSignals(t *testing.T) {
 		var out []byte
 		done := make(chan struct{})
 		go func() { out, _ = io.ReadAll(bufio.NewReader(stdout)); close(done) }()
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // started, handlers installed
 		sent := time.Now()
 		cmd.Process.Signal(c.sig)
 		<-done
@@ -253,8 +253,8 @@ func TestSignals(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != c.code {
 			t.Errorf("%v after %v: exit %d, want %d\n%s", c.args, c.sig, code, c.code, errb.String())
 		}
-		if took > time.Second {
-			t.Errorf("%v: stopped %v after the signal, want within a second", c.args, took)
+		if took > 2*time.Second || strings.Contains(errb.String(), "did not stop") {
+			t.Errorf("%v: stopped %v after the signal, want promptly and not by the fallback", c.args, took)
 		}
 		if len(out) > 0 && out[len(out)-1] != '\n' {
 			t.Errorf("%v: stdout ends inside a line: %q", c.args, out[max(0, len(out)-80):])
@@ -286,7 +286,9 @@ func TestSignalsStdinOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const limit = 400 * time.Millisecond // the fallback exits at 800 ms
+	// The fallback exits at 800 ms and says so on stderr (checked below), so
+	// the limit can leave a loaded CI machine room.
+	const limit = 700 * time.Millisecond
 	for _, c := range []struct {
 		name string
 		sig  syscall.Signal
@@ -327,7 +329,7 @@ func TestSignalsStdinOpen(t *testing.T) {
 			if len(c.head) > 0 {
 				stdin.Write(c.head)
 			}
-			time.Sleep(300 * time.Millisecond) // klog is waiting on stdin
+			time.Sleep(500 * time.Millisecond) // klog is waiting on stdin
 			sent := time.Now()
 			cmd.Process.Signal(c.sig)
 			cmd.Wait()
