@@ -71,6 +71,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ExitOK
 	}
 	args = normalizeArgs(app, args)
+	if len(args) >= 3 && (args[1] == "help" || args[1] == "h") && isHelpWord(args[2]) {
+		// "klog help help", "klog help --help": the help of help is the
+		// usage, which says how to use it (urfave/cli adds its help command
+		// only while running, so app.Command does not know it here).
+		args = args[:2]
+	}
 	if len(args) >= 3 && (args[1] == "help" || args[1] == "h") && app.Command(args[2]) == nil {
 		return report(stderr, unknownCommand(app, args[2]))
 	}
@@ -80,6 +86,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitCode(sig)
 	}
 	return report(stderr, err)
+}
+
+// isHelpWord reports whether a names help itself: the help command or flag.
+func isHelpWord(a string) bool {
+	switch a {
+	case "help", "h", "--help", "-h":
+		return true
+	}
+	return false
 }
 
 // report prints err (if it has a message) and returns its exit code.
