@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 )
 
 var (
-	fetchLogFlag      = &cli.StringFlag{Name: "log", Usage: "partition directory to fetch from", Required: true}
+	fetchLogFlag      = &cli.StringFlag{Name: "log", Usage: "the partition directory, as the DIR argument gives it"}
 	fetchOffsetFlag   = &cli.StringFlag{Name: "offset", Usage: "fetch offset: N, -N (the last N before the high watermark), earliest or latest (default: the log start, or the group's committed offset)"}
 	fetchMaxFlag      = &cli.IntFlag{Name: "max-bytes", Value: fetch.DefaultMaxBytes, Usage: "response max bytes (fetch.max.bytes)"}
 	fetchPartMaxFlag  = &cli.IntFlag{Name: "partition-max-bytes", Value: fetch.DefaultPartitionMaxBytes, Usage: "partition max bytes (max.partition.fetch.bytes)"}
@@ -34,11 +35,13 @@ var (
 )
 
 var fetchCommand = &cli.Command{
-	Name:  "fetch",
-	Usage: "serve one fetch from a partition directory as a broker would, or run a consumer",
-	Description: `Applies the broker's read rules to the partition: the fetch offset, max bytes
-(the response may end inside a batch), KIP-74, the high watermark or last
-stable offset bound, aborted transactions for read_committed, long polls.
+	Name:      "fetch",
+	Usage:     "serve one fetch from a partition directory as a broker would, or run a consumer",
+	ArgsUsage: "DIR",
+	Description: `Applies the broker's read rules to the partition directory DIR (--log DIR
+says the same): the fetch offset, max bytes (the response may end inside a
+batch), KIP-74, the high watermark or last stable offset bound, aborted
+transactions for read_committed, long polls.
 Prints a summary line and the records; --json prints one request-log-shaped
 object per fetch. --follow --group G runs a consumer that prints position and
 lag after each poll and commits. --offset N overrides the committed offset;
@@ -52,8 +55,9 @@ it); --json prints one object per record and per poll.`,
 }
 
 func runFetch(c *cli.Context) error {
-	if c.Args().Len() > 0 {
-		return usageError("fetch: unexpected arguments %q", c.Args().Slice())
+	dir, err := fetchDir(c)
+	if err != nil {
+		return err
 	}
 	iso, err := parseIsolation(c.String(fetchIsoFlag.Name))
 	if err != nil {
@@ -71,7 +75,6 @@ func runFetch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dir := c.String(fetchLogFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	if c.Bool(fetchFollowFlag.Name) {
@@ -130,6 +133,27 @@ func runFetch(c *cli.Context) error {
 		return &exitError{code: ExitFindings, msg: "fetch: " + f.Segment + ": " + derr.Error()}
 	}
 	return nil
+}
+
+// fetchDir is the partition directory: the DIR argument, as every reading
+// command takes it, or --log DIR (both may be given if they name the same
+// directory).
+func fetchDir(c *cli.Context) (string, error) {
+	const how = "give the partition directory once: klog fetch DIR (or --log DIR)"
+	args := c.Args().Slice()
+	dir := c.String(fetchLogFlag.Name)
+	switch {
+	case len(args) > 1:
+		return "", usageError("fetch: %d arguments %q: %s", len(args), args, how)
+	case len(args) == 1 && c.IsSet(fetchLogFlag.Name) && filepath.Clean(args[0]) != filepath.Clean(dir):
+		return "", usageError("fetch: --log %q and DIR %q differ: %s", dir, args[0], how)
+	case len(args) == 1:
+		dir = args[0]
+	}
+	if dir == "" {
+		return "", usageError("fetch: no DIR given: %s", how)
+	}
+	return dir, nil
 }
 
 // resolveFetchOffset reads --offset against the log as a consumer sees it:
