@@ -176,7 +176,14 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 			break
 		}
 		if p == "-" {
-			tmp, cleanup, serr := safeio.SpoolStdin(opts.Stdin)
+			tmp, cleanup, serr := safeio.SpoolStdin(ctx, opts.Stdin, format.HeaderSizeUpToMagic, format.SegmentStart)
+			if errors.Is(serr, format.ErrNotSegment) {
+				// Bytes that cannot start a segment: what a file named on
+				// the command line that is not a Kafka file gives (exit 2).
+				d.r.dumping(p)
+				d.unknown(p, errors.New("not a Kafka file: "+serr.Error()))
+				continue
+			}
 			if serr != nil {
 				err = &IOError{Path: "-", Err: serr}
 				break
@@ -341,13 +348,20 @@ func (d *dumper) dumpFile(arg string, explicit bool) error {
 			why = errors.Unwrap(err)
 		}
 	}
+	d.unknown(p, why)
+	return nil
+}
+
+// unknown reports a file that is not a Kafka file as Kafka's tool does
+// (Ignoring unknown file), and, when why is set (it was named on the
+// command line), as trouble.
+func (d *dumper) unknown(p string, why error) {
 	d.r.ignored(p, why)
 	d.r.flush()
 	io.WriteString(d.errw, "Ignoring unknown file "+p+"\n")
 	if why != nil {
 		d.trouble(p, why)
 	}
-	return nil
 }
 
 // errNoKafkaFile: a directory named on the command line holds no file dump

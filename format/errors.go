@@ -22,6 +22,9 @@ var (
 	// ErrTooLarge: a size that is well-formed but over a configured limit
 	// (ScanOptions.MaxBatchBytes, the decompression cap).
 	ErrTooLarge = errors.New("format: over limit")
+	// ErrNotSegment: the first bytes of a file or stream with no Kafka
+	// name cannot start a segment (SegmentStart).
+	ErrNotSegment = errors.New("format: not a segment")
 )
 
 // PosError is a problem at a known place in the data. Pos is the byte

@@ -14,6 +14,7 @@ import (
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Diff compares replicas of one partition from different brokers batch by
@@ -132,6 +133,10 @@ type DiffReplica struct {
 	LostRecords int64  `json:"lostRecords"`
 	// Problems are batches that could not be read (the scan stops there).
 	Problems []string `json:"problems"`
+	// findings are the Problems the data is at fault for (Findings),
+	// troubles counts the others (a read error, a file that shrank).
+	findings []ViewProblem
+	troubles int
 
 	hw      int64
 	batches []format.EpochEntry // epochs seen in the batches
@@ -190,13 +195,16 @@ const diffHeadersOnlyAbove = 8 << 10
 // its own goroutine, so replicas are read in parallel; the consumer gets
 // their heads in chunks.
 type diffLog struct {
-	ch    chan []diffHead
-	free  chan []diffHead
-	done  chan struct{}
-	cur   []diffHead
-	at    int
-	err   error // set by the reader before it closes ch
-	ended bool
+	ch   chan []diffHead
+	free chan []diffHead
+	done chan struct{}
+	cur  []diffHead
+	at   int
+	err  error // set by the reader before it closes ch
+	// problem is err as a finding, when the data is at fault (a header
+	// the scan rejects, a torn last batch), not the reading.
+	problem *ViewProblem
+	ended   bool
 }
 
 func newDiffLog(segs []partition.Segment, maxBatch int) *diffLog {
@@ -336,11 +344,23 @@ func (l *diffLog) scanSegment(si int, name string, maxBatch int, emit func(diffH
 		}
 		b, err := sc.Next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			var pe *format.PosError
+			switch t := sc.Tail(); {
+			case errors.As(err, &pe) && sc.Done() && t.Kind == format.TailZeros:
+				// A zero tail: a preallocated segment, not damage.
+			case !errors.Is(err, io.EOF):
 				l.err = errors.New(name + ": " + err.Error())
-			} else if t := sc.Tail(); t.Kind != format.TailNone {
+				if errors.As(err, &pe) {
+					p := verify.ProblemAt(pe, verify.StageEntry, pe.Pos, pe.Offset)
+					p.Path = name
+					l.problem = &p
+				}
+			case t.Kind == format.TailShort || t.Kind == format.TailPartial:
 				l.err = errors.New(name + ": " + strconv.FormatInt(t.Bytes, 10) + " bytes after the last whole batch at byte " +
 					strconv.FormatInt(t.Pos, 10) + " (" + t.Kind.String() + ")")
+				p := verify.TailProblem(f, t)
+				p.Path = name
+				l.problem = &p
 			}
 			return l.err == nil
 		}
@@ -513,6 +533,11 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 		r := &rep.Replicas[i]
 		if l.err != nil {
 			r.Problems = append(r.Problems, l.err.Error())
+			if l.problem != nil {
+				r.findings = append(r.findings, *l.problem)
+			} else {
+				r.troubles++
+			}
 		}
 		if r.LogEndOffset < 0 {
 			r.LogEndOffset = firstBase(parts[i])
@@ -527,6 +552,9 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 			es, err := format.ParseLeaderEpochCheckpoint(data)
 			if err != nil {
 				r.Problems = append(r.Problems, parts[i].LeaderEpochs+": "+err.Error())
+				p := verify.ProblemAt(err, verify.StageEntry, 0, -1)
+				p.Kind, p.Path = verify.KindCheckpointInvalid, parts[i].LeaderEpochs
+				r.findings = append(r.findings, p)
 			} else {
 				cp := epochsOf(es)
 				r.EpochCheckpointMismatch = !sameEpochs(cp, r.Epochs)
@@ -581,6 +609,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 		for i := range rep.Replicas {
 			if err := rep.Replicas[i].decodeExtra(opts.MaxBatchBytes, opts.RecordJSON); err != nil {
 				rep.Replicas[i].Problems = append(rep.Replicas[i].Problems, err.Error())
+				rep.Replicas[i].troubles++
 			}
 		}
 	}
@@ -901,4 +930,22 @@ func quoteBytes(b []byte) string {
 		return strconv.Quote(string(b[:64])) + "..." + "(" + strconv.Itoa(len(b)) + " bytes)"
 	}
 	return strconv.Quote(string(b))
+}
+
+// Findings counts what the replicas' data is at fault for (a batch header
+// the scan rejects, a torn last batch, a leader-epoch-checkpoint that does
+// not parse) and returns the first, in replica order; trouble reports
+// Problems that are not the data's (a read error, a file that shrank while
+// read, records that could not be read again for --records). A zero-filled
+// tail (a preallocated segment) is neither.
+func (r *DiffReport) Findings() (n int, first *ViewProblem, trouble bool) {
+	for i := range r.Replicas {
+		rp := &r.Replicas[i]
+		if first == nil && len(rp.findings) > 0 {
+			first = &rp.findings[0]
+		}
+		n += len(rp.findings)
+		trouble = trouble || rp.troubles > 0
+	}
+	return n, first, trouble
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/replicate"
+	"github.com/klog-dev/klog/verify"
 )
 
 // snapshotBroker copies a broker's partition directory and its log dir's
@@ -224,11 +225,16 @@ func TestDiffCases(t *testing.T) {
 			data[18] ^= 1
 			os.WriteFile(p, data, 0o644)
 		}, false, true, 2, 3, false},
-		{"a cut tail is trouble", func(t *testing.T, b string) {
+		{"a cut tail is a finding", func(t *testing.T, b string) {
 			p := filepath.Join(b, partition.FileName(7, partition.LogSuffix))
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, data[:len(data)-5], 0o644)
 		}, false, false, 6, -1, true},
+		{"a zero tail (preallocated) is not", func(t *testing.T, b string) {
+			p := filepath.Join(b, partition.FileName(7, partition.LogSuffix))
+			data, _ := os.ReadFile(p)
+			os.WriteFile(p, append(data, make([]byte, 100)...), 0o644)
+		}, true, false, 8, -1, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,6 +254,14 @@ func TestDiffCases(t *testing.T) {
 			}
 			if got := len(rep.Replicas[1].Problems) > 0; got != tc.problems {
 				t.Errorf("problems %v", rep.Replicas[1].Problems)
+			}
+			// Every problem here is the data's: a finding, never trouble.
+			n, first, trouble := rep.Findings()
+			if trouble || (n > 0) != tc.problems || (n > 0) != (first != nil) {
+				t.Errorf("Findings() = %d, %+v, trouble %v", n, first, trouble)
+			}
+			if n > 0 && (first.Kind != verify.KindTruncated || first.Offset != 7 || !strings.HasSuffix(first.Path, "00000000000000000007.log")) {
+				t.Errorf("first finding %+v, want a truncated batch in a .log", first)
 			}
 			if rep.Replicas[0].EpochSource != "batches" {
 				t.Errorf("epoch source %s", rep.Replicas[0].EpochSource)

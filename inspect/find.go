@@ -280,6 +280,8 @@ type findState struct {
 	opts FindOptions
 	res  *FindResult
 	sc   *format.Scanner
+	cur  io.ReaderAt // the log sc reads
+	ps   []verify.Problem
 	rr   format.RecordReader
 	rec  format.Record
 }
@@ -413,6 +415,7 @@ func (f *findState) openLog(s partition.Segment) (*findSegment, error) {
 		return nil, &dump.IOError{Path: s.Log, Err: err}
 	}
 	sr := &findSegment{file: file, cr: &findCountingReader{r: file}, size: size}
+	f.cur = sr.cr
 	if f.sc == nil {
 		// Exact reads (no read-ahead window): find reads only the batches it
 		// walks through.
@@ -449,7 +452,14 @@ func (f *findState) startAt(s partition.Segment, size int64, lk *FindLookup) (*f
 				viewItoa(e.Offset)+") points at position "+viewItoa(e.Position)+", outside the log of "+viewItoa(size)+" bytes")
 		} else {
 			f.sc.SetPos(e.Position)
+			n := len(f.res.Problems)
 			b, err := f.next(lk)
+			if err != nil || b == nil || b.LastOffset() != e.Offset {
+				// What the walk met where a bad entry points is not the
+				// log's: the entry is the finding, and the log is read
+				// again from its start.
+				f.res.Problems = f.res.Problems[:n]
+			}
 			switch {
 			case err != nil || b == nil:
 				f.problem(s.Index, verify.KindIndexMismatch, at, e.Offset, "entry "+strconv.Itoa(e.Slot)+" (offset "+
@@ -482,14 +492,30 @@ func (f *findState) next(lk *FindLookup) (*format.Batch, error) {
 		b, err := f.sc.Next()
 		if err == nil {
 			lk.BatchesScanned++
+			f.ps = verify.BatchProblems(f.ps[:0], b)
+			for _, p := range f.ps {
+				p.Path = lk.Log
+				f.res.Problems = append(f.res.Problems, p)
+			}
 			return b, nil
 		}
 		if errors.Is(err, io.EOF) {
+			if t := f.sc.Tail(); t.Bytes > 0 && (t.Kind == format.TailShort || t.Kind == format.TailPartial) {
+				// The walk reached a torn last batch.
+				p := verify.TailProblem(f.cur, t)
+				p.Path = lk.Log
+				f.res.Problems = append(f.res.Problems, p)
+			}
 			return nil, nil
 		}
 		var pe *format.PosError
 		if !errors.As(err, &pe) {
 			return nil, &dump.IOError{Path: lk.Log, Err: err} // a read error
+		}
+		if !f.sc.Done() || f.sc.Tail().Kind != format.TailZeros {
+			// Data the scan rejects on the way (a zero tail is a
+			// preallocated segment).
+			f.problem(lk.Log, verify.Classify(pe, verify.StageEntry), pe.Pos, pe.Offset, pe.Error())
 		}
 		if f.sc.Done() {
 			return nil, nil

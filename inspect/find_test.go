@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -567,5 +568,41 @@ func TestFindContext(t *testing.T) {
 	cancel()
 	if _, err := FindContext(ctx, d, FindQuery{Offset: 999}, FindOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled: %v, want context.Canceled", err)
+	}
+}
+
+// TestFindDataFindings: a batch find reads whose CRC does not match is a
+// finding (the answer is still given); a clean read has none.
+func TestFindDataFindings(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		dir    string
+		target int64
+		kinds  []verify.Kind
+	}{
+		{"bad CRC in the answer's batch", "derived-corrupt/bad-crc-none", 0, []verify.Kind{verify.KindCRCMismatch}},
+		{"clean", "v2-none", 0, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := Find(openDir(t, viewsFixture(t, c.dir)), FindQuery{Offset: c.target}, FindOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []verify.Kind
+			for _, p := range res.Problems {
+				kinds = append(kinds, p.Kind)
+				if p.Position != 0 || p.Offset != 0 || !strings.HasSuffix(p.Path, ".log") {
+					t.Errorf("problem %+v, want the .log at position 0, offset 0", p)
+				}
+			}
+			if !slices.Equal(kinds, c.kinds) {
+				t.Errorf("problems %+v, want kinds %v", res.Problems, c.kinds)
+			}
+			if !res.Found || res.Record.Offset != c.target {
+				t.Errorf("record %+v, want offset %d", res.Record, c.target)
+			}
+		})
 	}
 }

@@ -134,6 +134,12 @@ type RetentionSegment struct {
 	// (retention.ms and retention.bytes are both unlimited); "" when
 	// deletable.
 	HeldBy string `json:"heldBy"`
+
+	// agePath and agePos are where LargestTimestamp was read: the
+	// .timeindex and its last entry's position, the .log and the batch's
+	// position, or the .log and -1 for its modification time.
+	agePath string
+	agePos  int64
 }
 
 // RetentionCompaction is the log cleaner's view of a compacted topic.
@@ -280,7 +286,7 @@ func retentionSegment(s partition.Segment, opts RetentionOptions, last bool) (Re
 	rs.SizeBytes = st.Size()
 	mtime := st.ModTime().UnixMilli()
 	if last || opts.Recovered {
-		maxTs := int64(-1)
+		maxTs, maxPos := int64(-1), int64(-1)
 		sc := format.NewScanner(f, st.Size(), format.ScanOptions{HeadersOnly: true, MaxBatchBytes: opts.MaxBatchBytes})
 		for {
 			b, err := sc.Next()
@@ -292,51 +298,77 @@ func retentionSegment(s partition.Segment, opts RetentionOptions, last bool) (Re
 			}
 			rs.NextOffset = b.NextOffset()
 			if b.Magic > format.MagicV0 && b.MaxTimestamp > maxTs {
-				maxTs = b.MaxTimestamp
+				maxTs, maxPos = b.MaxTimestamp, b.Pos
 			}
 		}
 		if opts.Recovered {
 			rs.LargestTimestamp, rs.AgeSource = maxTs, RetentionAgeBatches
+			rs.agePath, rs.agePos = s.Log, maxPos
 		}
 	}
 	if !opts.Recovered && s.TimeIndex != "" {
-		ts, ok, err := lastTimeIndexTimestamp(s.TimeIndex)
+		ts, pos, ok, err := lastTimeIndexTimestamp(s.TimeIndex)
 		if err != nil {
 			return rs, err
 		}
 		if ok {
 			rs.LargestTimestamp, rs.AgeSource = ts, RetentionAgeTimeIndex
+			rs.agePath, rs.agePos = s.TimeIndex, pos
 		}
 	}
 	// LogSegment.largestTimestamp: the time index's maximum when it is
 	// >= 0, else the .log file's modification time.
 	if rs.LargestTimestamp < 0 {
 		rs.LargestTimestamp, rs.AgeSource = mtime, RetentionAgeMtime
+		rs.agePath, rs.agePos = s.Log, -1
 	}
 	return rs, nil
+}
+
+// Findings counts the segments whose largest timestamp lies in the future
+// when that holds back time retention (HeldByFuture), and returns the
+// first as a problem: the file and byte position its age was read from
+// (position -1 for a modification time) and its base offset.
+func (rep *RetentionReport) Findings() (n int, first *ViewProblem) {
+	if _, held := rep.HeldByFuture(); !held {
+		return 0, nil
+	}
+	for i := range rep.Segments {
+		s := &rep.Segments[i]
+		if !s.FutureTimestamp {
+			continue
+		}
+		if n++; first == nil {
+			first = &ViewProblem{Path: s.agePath, Position: s.agePos, Offset: s.BaseOffset,
+				Message: "largest timestamp " + i64(s.LargestTimestamp) + " (" + s.AgeSource + ") is after now (" + i64(rep.Summary.Now) +
+					"): time retention is held back from here on (KAFKA-20609)"}
+		}
+	}
+	return n, first
 }
 
 // lastTimeIndexTimestamp reads the timestamp of a .timeindex's last entry,
 // counting entries as floor(size/12) as the broker does when it opens an
 // existing index (a preallocated zero tail counts).
-func lastTimeIndexTimestamp(path string) (int64, bool, error) {
+func lastTimeIndexTimestamp(path string) (ts, pos int64, ok bool, err error) {
 	f, size, err := safeio.OpenSized(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return 0, false, nil
+			return 0, 0, false, nil
 		}
-		return 0, false, err
+		return 0, 0, false, err
 	}
 	defer f.Close()
 	n := size / format.TimeIndexEntrySize
 	if n == 0 {
-		return 0, false, nil
+		return 0, 0, false, nil
 	}
 	var e [format.TimeIndexEntrySize]byte
-	if _, err := f.ReadAt(e[:], (n-1)*format.TimeIndexEntrySize); err != nil {
-		return 0, false, err
+	pos = (n - 1) * format.TimeIndexEntrySize
+	if _, err := f.ReadAt(e[:], pos); err != nil {
+		return 0, 0, false, err
 	}
-	return int64(binary.BigEndian.Uint64(e[:])), true, nil
+	return int64(binary.BigEndian.Uint64(e[:])), pos, true, nil
 }
 
 // decideRetention runs the three passes over the measured segments and the

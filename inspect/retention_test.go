@@ -158,3 +158,33 @@ func TestRetentionKafkaOracle(t *testing.T) {
 	}
 	t.Logf("%d Kafka cases compared", total)
 }
+
+// TestRetentionFindings: a future largest timestamp that holds back time
+// retention is a finding, named by the file and position its age was read
+// from and the segment's base offset; none when "now" is after every
+// segment.
+func TestRetentionFindings(t *testing.T) {
+	dir := viewsFixture(t, "unifiedlog-producer/topic-0")
+	for _, c := range []struct {
+		name string
+		now  int64
+		n    int
+	}{
+		{"every segment in the future", 1577836800000, 3},
+		{"now after every segment", 1800000000000, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Retention(dir, RetentionOptions{Config: DefaultRetentionConfig(), Now: c.now, HighWatermark: -1, LogStartOffset: -1, CleanerOffset: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, first := rep.Findings()
+			if n != c.n || (n > 0) != (first != nil) {
+				t.Fatalf("Findings() = %d, %+v; want %d", n, first, c.n)
+			}
+			if n > 0 && (!strings.HasSuffix(first.Path, "00000000000000000000.timeindex") || first.Position != 36 || first.Offset != 0) {
+				t.Errorf("first %+v, want the first segment's .timeindex, its last entry at 36, offset 0", first)
+			}
+		})
+	}
+}

@@ -73,16 +73,20 @@ type PartitionSegments struct {
 	Segments  []SegmentRow
 }
 
-// Findings counts what makes `klog segments` exit 1: segments with index
-// problems and segments overlapping earlier ones.
-func (p *PartitionSegments) Findings() int {
-	n := 0
+// Findings counts what makes `klog segments` exit 1: every problem of
+// every segment (a batch whose CRC does not match or whose magic is not 0
+// to 2, data the scan rejects, a torn or garbage tail, undecodable legacy
+// wrappers, index problems, offsets overlapping an earlier segment), and
+// returns the first in the order they are printed (nil for none).
+func (p *PartitionSegments) Findings() (n int, first *ViewProblem) {
 	for i := range p.Segments {
-		if s := &p.Segments[i]; s.IndexProblems+s.TimeIndexProblems > 0 || s.OverlapBefore > 0 {
-			n++
+		s := &p.Segments[i]
+		if first == nil && len(s.Problems) > 0 {
+			first = &s.Problems[0]
 		}
+		n += len(s.Problems)
 	}
-	return n
+	return n, first
 }
 
 // SegmentRow is one segment, and the JSON object `klog segments --json`
@@ -143,9 +147,10 @@ type SegmentRow struct {
 }
 
 // Segments builds the segment table of the partition directory dir: every
-// .log is scanned (batch headers; legacy compressed wrappers are
+// .log is scanned (batch headers and CRCs; legacy compressed wrappers are
 // decompressed to count their records) and every .index and .timeindex is
-// checked with verify. The error is for I/O trouble only.
+// checked with verify. The error is for I/O trouble only; what is wrong
+// with the data is in the rows' Problems (PartitionSegments.Findings).
 func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*PartitionSegments, error) {
 	d, err := partition.Open(dir)
 	if err != nil {
@@ -241,6 +246,7 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 // segScanner scans segments' batch headers, reusing its buffers.
 type segScanner struct {
 	opts SegmentsOptions
+	ps   []verify.Problem
 	sc   *format.Scanner
 	rr   format.RecordReader
 	rec  format.Record
@@ -289,6 +295,11 @@ func (s *segScanner) scan(r io.ReaderAt, size int64, row *SegmentRow) error {
 			continue
 		}
 		row.Batches++
+		s.ps = verify.BatchProblems(s.ps[:0], b)
+		for _, p := range s.ps {
+			p.Path = row.Log
+			row.Problems = append(row.Problems, p)
+		}
 		codecs |= 1 << (uint8(b.Compression()) & 7)
 		first, n := b.BaseOffset, int64(b.RecordCount)
 		if !b.IsV2() {
@@ -307,6 +318,14 @@ func (s *segScanner) scan(r io.ReaderAt, size int64, row *SegmentRow) error {
 		row.MaxTimestamp = max(row.MaxTimestamp, b.MaxTimestamp)
 	}
 	t := s.sc.Tail()
+	if t.Bytes > 0 && (t.Kind == format.TailShort || t.Kind == format.TailPartial) {
+		// A torn last batch (or bytes that do not start one). A corrupt
+		// tail was reported by the scan; a zero tail is a preallocated
+		// segment.
+		p := verify.TailProblem(r, t)
+		p.Path = row.Log
+		row.Problems = append(row.Problems, p)
+	}
 	row.ValidBytes = t.Pos
 	row.Tail, row.TailBytes = t.Kind.String(), t.Bytes
 	row.MinTime, row.MaxTime = viewISO(row.MinTimestamp), viewISO(row.MaxTimestamp)

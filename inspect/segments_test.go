@@ -74,7 +74,7 @@ func TestSegments(t *testing.T) {
 				// verify finds the copied indexes name offsets below the
 				// segment's base offset.
 				{100, 0, 15, 12, 16, 4, 4, 1700001000004, 1700001000016, []string{"none", "gzip", "snappy"}, 0, 16, "8 problems"},
-			}, findings: 1},
+			}, findings: 9}, // the 8 index problems and the overlap
 		{name: "gap: the middle segment removed", dir: "unifiedlog-producer/topic-0",
 			edit: func(t *testing.T, dir string) {
 				for _, suffix := range []string{".log", ".index", ".timeindex", ".txnindex", ".snapshot"} {
@@ -114,7 +114,7 @@ func TestSegments(t *testing.T) {
 					t.Errorf("row %d: tail %s, valid %d of %d bytes", i, s.Tail, s.ValidBytes, s.SizeBytes)
 				}
 			}
-			if got := ps.Findings(); got != c.findings {
+			if got, _ := ps.Findings(); got != c.findings {
 				t.Errorf("Findings() = %d, want %d", got, c.findings)
 			}
 			var kinds []verify.Kind
@@ -243,5 +243,57 @@ func viewsCopyFile(t *testing.T, src, dst string) {
 	}
 	if err := os.WriteFile(dst, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSegmentsDataFindings: what segments sees in a .log is a finding of
+// the row, counted by Findings with the first one returned: a torn last
+// batch, a CRC mismatch, a magic other than 0 to 2, garbage; a zero tail
+// (a preallocated segment) and clean segments are not.
+func TestSegmentsDataFindings(t *testing.T) {
+	t.Parallel()
+	zeroDir := filepath.Join(t.TempDir(), "t-0")
+	os.Mkdir(zeroDir, 0o755)
+	data, err := os.ReadFile(viewsFixture(t, "v2-none/00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(zeroDir, "00000000000000000000.log"), append(data, make([]byte, 1024)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		dir  string
+		n    int
+		kind verify.Kind
+		pos  int64
+	}{
+		{"torn tail", viewsFixture(t, "derived-corrupt/truncated-tail"), 3, verify.KindTruncated, 374}, // and the two index entries past it
+		{"bad CRC", viewsFixture(t, "derived-corrupt/bad-crc-none"), 1, verify.KindCRCMismatch, 0},
+		{"bad magic", viewsFixture(t, "derived-corrupt/bad-magic"), 1, verify.KindBadMagic, 0},
+		{"garbage", viewsFixture(t, "derived-corrupt/garbage-log"), 1, verify.KindTrailingBytes, 0},
+		{"zero tail", zeroDir, 0, "", 0},
+		{"clean", viewsFixture(t, "v2-none"), 0, "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ps, err := Segments(context.Background(), c.dir, SegmentsOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, first := ps.Findings()
+			if n != c.n {
+				t.Fatalf("Findings() = %d, want %d: %+v", n, c.n, ps.Segments[0].Problems)
+			}
+			if n == 0 {
+				if first != nil {
+					t.Errorf("first = %+v with no findings", first)
+				}
+				return
+			}
+			if first.Kind != c.kind || first.Position != c.pos || !strings.HasSuffix(first.Path, ".log") {
+				t.Errorf("first = %+v, want %s at %d in the .log", first, c.kind, c.pos)
+			}
+		})
 	}
 }

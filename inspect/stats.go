@@ -106,7 +106,8 @@ type StatsReport struct {
 	NoTimestampBytes   int64       `json:"noTimestampBytes"`
 	OtherHoursBatches  int64       `json:"otherHoursBatches"`
 	OtherHoursBytes    int64       `json:"otherHoursBytes"`
-	// Problems lists the first data problems met (unreadable batches,
+	// Problems lists the first data problems met (CRC mismatches, a magic
+	// other than 0 to 2, unreadable batches,
 	// undecompressable records, bytes after the last batch); ProblemCount
 	// counts them all. Any problem makes `klog stats` exit 1.
 	Problems     []ViewProblem `json:"problems"`
@@ -297,6 +298,7 @@ type statsCollector struct {
 	producers map[int64]*producerAcc
 	hours     map[int64]*hourAcc
 	sc        *format.Scanner
+	ps        []verify.Problem
 	rr        format.RecordReader
 	rec       format.Record
 	dec       format.Decompressor
@@ -378,6 +380,11 @@ func (c *statsCollector) add(path string, r io.ReaderAt, size int64) error {
 }
 
 func (c *statsCollector) batch(path string, b *format.Batch) {
+	c.ps = verify.BatchProblems(c.ps[:0], b)
+	for _, p := range c.ps {
+		p.Path = path
+		c.problem(p)
+	}
 	size := b.Size()
 	codec := b.Compression()
 	acc := &c.codecs[uint8(codec)&7]

@@ -345,6 +345,9 @@ func TestStatsProblems(t *testing.T) {
 	}{
 		{"partial last batch (the kind verify gives)", corrupt("truncated-tail"), verify.KindTruncated, 1, nil},
 		{"garbage", corrupt("garbage-log"), verify.KindTrailingBytes, 1, nil},
+		{"bad CRC", corrupt("bad-crc-none"), verify.KindCRCMismatch, 1, nil},
+		{"bad magic (read as v2, as Kafka reads it)", corrupt("bad-magic"), verify.KindBadMagic, 1, nil},
+		{"clean", viewsFixture(t, "v2-none"), "", 0, nil},
 		{"zero tail is a preallocated segment", zeroPadded, "", 0, nil},
 		// A missing path is reported in Unreadable (the command exits 2),
 		// the other paths are still read.

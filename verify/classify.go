@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -123,10 +124,19 @@ func classify(p string) task {
 }
 
 // stdinTask copies stdin to a temporary file (so that memory stays bounded
-// whatever its size) and checks it as a segment of unknown base offset.
-func stdinTask(r io.Reader) (task, func(), error) {
-	path, cleanup, err := safeio.SpoolStdin(r)
+// whatever its size) and checks it as a segment of unknown base offset. A
+// stream whose first bytes cannot start a segment (format.SegmentStart) is
+// not read further: it is an error task, "not a Kafka file", as a named
+// file klog cannot classify is. An empty stream is an empty segment.
+func stdinTask(ctx context.Context, r io.Reader) (task, func(), error) {
+	path, cleanup, err := safeio.SpoolStdin(ctx, r, format.HeaderSizeUpToMagic, format.SegmentStart)
+	if errors.Is(err, format.ErrNotSegment) {
+		return task{kind: kindUnknown, base: -1, err: errors.New("not a Kafka file: " + err.Error())}, func() {}, nil
+	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return task{}, nil, err
+		}
 		return task{}, nil, errors.New("reading stdin: " + err.Error())
 	}
 	return task{path: path, name: "-", kind: "log", base: -1}, cleanup, nil

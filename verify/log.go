@@ -131,6 +131,26 @@ func (v *verifier) checkLogAt(f *FileReport, t task, file io.ReaderAt, size int6
 	return v.scanLog(f, t, file, size, true)
 }
 
+// BatchProblems appends to ps what a batch read whole shows before its
+// records are decoded: a stored CRC that does not match the bytes
+// (crc-mismatch) and a magic other than 0, 1 or 2 (bad-magic). The views
+// that read batches (segments, stats, find) judge them through it, as
+// verify does.
+func BatchProblems(ps []Problem, b *format.Batch) []Problem {
+	if !b.Valid() {
+		ps = append(ps, crcProblem(b))
+	}
+	if b.Magic > format.MagicV2 {
+		ps = append(ps, badMagicProblem(b))
+	}
+	return ps
+}
+
+func badMagicProblem(b *format.Batch) Problem {
+	return Problem{Kind: KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
+		Message: "magic " + strconv.Itoa(int(b.Magic)) + " is not 0, 1 or 2"}
+}
+
 func crcProblem(b *format.Batch) Problem {
 	c := b.ComputedCRC()
 	return Problem{Kind: KindCRCMismatch, Position: b.Pos, Offset: b.BaseOffset, Stored: u32(b.CRC), Computed: u32(c),
@@ -169,8 +189,7 @@ func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, 
 			f.add(crcProblem(b))
 		}
 		if b.Magic > format.MagicV2 {
-			f.add(Problem{Kind: KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
-				Message: "magic " + strconv.Itoa(int(b.Magic)) + " is not 0, 1 or 2"})
+			f.add(badMagicProblem(b))
 		}
 		v.checkOffsetRange(f, t, b)
 		firstRec := v.checkRecords(f, b)

@@ -257,7 +257,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 				defer f.Close()
 				r, name = f, p
 			}
-			t, cleanup, err := stdinTask(r)
+			t, cleanup, err := stdinTask(ctx, r)
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -33,8 +34,11 @@ unclean election loses.
 
 --json writes one "diff" object; the fields are listed in the README.
 
-Exit status: 0 identical, or replicas only behind the leader; 1 diverged; 2
-usage or I/O trouble (including an unreadable batch in a replica).`,
+Exit status: 0 identical, or replicas only behind the leader; 1 diverged,
+or a replica's data has findings (a batch header its scan rejects, a torn
+last batch, a leader-epoch-checkpoint that does not parse; the comparison is
+printed in full, then one line on stderr names the first finding and counts
+them); 2 usage or I/O trouble (a read error).`,
 	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, viewsJSONFlag, formatFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
 	Action: runDiff,
 }
@@ -84,13 +88,17 @@ func runDiff(c *cli.Context) error {
 	}); err != nil {
 		return viewError("diff", err)
 	}
-	for _, r := range rep.Replicas {
-		if len(r.Problems) > 0 {
-			return &exitError{code: ExitTrouble, msg: "diff: " + r.Dir + ": " + r.Problems[0]}
+	n, first, trouble := rep.Findings()
+	if trouble {
+		for _, r := range rep.Replicas {
+			if len(r.Problems) > 0 {
+				fmt.Fprintln(c.App.ErrWriter, "klog: diff: "+r.Dir+": "+r.Problems[0])
+				break
+			}
 		}
 	}
-	if rep.Diverged {
-		return &exitError{code: ExitFindings}
+	if err := viewExit(c, trouble, n, first); err != nil || !rep.Diverged {
+		return err
 	}
-	return nil
+	return &exitError{code: ExitFindings}
 }

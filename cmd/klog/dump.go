@@ -50,7 +50,8 @@ var dumpCommand = &cli.Command{
 Text output is byte-identical to kafka-dump-log.sh of Kafka 4.3.1 on stdout and
 stderr, except that where Kafka dies with a stack trace klog prints one problem
 line ("klog: dump: FILE: ...") naming the position and offset.
-A FILE of - reads a segment from stdin. A file named here that is not a
+A FILE of - reads a segment from stdin; a stream whose first bytes cannot
+start a segment is not a Kafka file. A file named here that is not a
 Kafka file, or does not exist, is reported and makes the exit status 2; in
 a directory such files are listed ("Ignoring unknown file") and skipped.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an

@@ -245,3 +245,29 @@ func TestJSONContractWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestJSONViewFindings: the views' JSON with findings in it (a CRC
+// mismatch, a torn tail) still validates against the schema, and the exit
+// code is 1.
+func TestJSONViewFindings(t *testing.T) {
+	badCRC := segments(t, "kafka-written", "derived-corrupt", "bad-crc-none")
+	torn := segments(t, "kafka-written", "derived-corrupt", "truncated-tail")
+	for _, args := range [][]string{
+		{"segments", "--json", badCRC, torn},
+		{"stats", "--json", badCRC},
+		{"stats", "--json", torn},
+		{"find", "--json", "--offset", "0", badCRC},
+	} {
+		code, out, errs := klog(t, args...)
+		if code != ExitFindings {
+			t.Errorf("%v: exit %d, want 1\n%s", args, code, errs)
+		}
+		objs, err := jsoncontract.Lines(out)
+		if err != nil || len(objs) == 0 {
+			t.Errorf("%v: %d objects: %v", args, len(objs), err)
+		}
+		if !strings.Contains(out, `"kind":"crc-mismatch"`) && !strings.Contains(out, `"kind":"truncated"`) {
+			t.Errorf("%v: no finding in the JSON:\n%s", args, out)
+		}
+	}
+}

@@ -12,6 +12,11 @@ import (
 
 // signalGrace is how long a command has, after SIGINT or SIGTERM, to stop
 // at a record boundary and flush before the process exits regardless.
+// Commands see the signal through their context, reads of stdin included
+// (safeio.Interruptible); the forced exit remains for what a context cannot
+// wake: a read of stdin where select(2) is not used (not Linux or macOS),
+// the open of a named pipe no one writes to, a read from a file system that
+// does not answer.
 const signalGrace = 800 * time.Millisecond
 
 func signalNotify(ch chan os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }

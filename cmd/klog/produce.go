@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/produce"
 	"github.com/urfave/cli/v2"
 )
@@ -111,7 +112,11 @@ func runProduce(c *cli.Context) error {
 			sent(r)
 		}
 	} else {
-		err = feed.Run(c.Context, app, c.App.Reader, sent)
+		// A stdin that stays open (a terminal, a pipe) must not hold off a
+		// signal: the read returns when the context ends.
+		in, release := safeio.Interruptible(c.Context, c.App.Reader)
+		err = feed.Run(c.Context, app, in, sent)
+		release()
 	}
 	out.Flush()
 	if cerr := app.Close(); err == nil && cerr != nil {

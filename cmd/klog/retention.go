@@ -41,7 +41,9 @@ offset, first uncleanable offset and dirty ratio are shown.
 the fields are listed in the README.
 
 Exit status: 0 answered; 1 a largest timestamp in the future holds back time
-retention (KAFKA-20609); 2 usage or I/O trouble.`,
+retention (KAFKA-20609; the report is printed in full, then one line on
+stderr names the first such segment's file, byte position and base offset,
+and counts them); 2 usage or I/O trouble.`,
 	Flags: []cli.Flag{retentionMsFlag, retentionBytesFlag, retentionNowFlag, retentionConfigFlag, retentionPolicyFlag,
 		retentionHWFlag, retentionLSOFlag, retentionRecoverdFlag, viewsJSONFlag, formatFlag, maxBatchFlag},
 	Action: runRetention,
@@ -100,8 +102,6 @@ func runRetention(c *cli.Context) error {
 	}); err != nil {
 		return viewError("retention", err)
 	}
-	if _, held := rep.HeldByFuture(); held {
-		return &exitError{code: ExitFindings}
-	}
-	return nil
+	n, first := rep.Findings()
+	return viewExit(c, false, n, first)
 }

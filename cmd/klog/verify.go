@@ -28,7 +28,8 @@ var verifyCommand = &cli.Command{
 	Usage:     "check CRCs, structure, offsets, indexes, snapshots and checkpoints",
 	ArgsUsage: "PATH...",
 	Description: `PATH is a segment, index, snapshot or checkpoint file, a partition directory,
-or a log directory (searched recursively); - reads a segment from stdin. A
+or a log directory (searched recursively); - reads a segment from stdin (a
+stream whose first bytes cannot start a segment is not a Kafka file). A
 file named here that is not a Kafka file is an error (exit 2); inside
 directories such files are listed as ignored. Every v2 batch's CRC-32C and every
 v0/v1 message's CRC-32 is checked, every record decoded (compressed batches

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/klog-dev/klog/fetch"
@@ -32,7 +33,7 @@ var segmentsCommand = &cli.Command{
 	Usage:     "one row per segment: offsets, batches, records, bytes, timestamps, codecs, index entries and health, gaps and overlaps",
 	ArgsUsage: "DIR...",
 	Description: `DIR is a partition directory, or a log directory (every partition in it).
-Each .log is scanned (batch headers only; legacy compressed wrappers are
+Each .log is scanned (batch headers and CRCs; legacy compressed wrappers are
 decompressed to count their records) and each .index/.timeindex is checked as
 klog verify does. Index entries count the real entries, not the zero tail of
 a preallocated index. "vs previous" shows offsets absent between a segment and
@@ -44,8 +45,12 @@ sizeBytes, validBytes, minTimestamp, maxTimestamp, minTime, maxTime, codecs,
 indexEntries, timeIndexEntries, indexProblems, timeIndexProblems,
 indexHealth, gapBefore, overlapBefore, tail, tailBytes, problems.
 
-Exit status: 0 clean; 1 an index has problems or segments overlap; 2 usage
-or I/O trouble.`,
+Exit status: 0 clean; 1 findings: a batch whose CRC does not match or whose
+magic is not 0 to 2, a torn last batch or bytes that do not start one (not
+a zero-filled preallocated tail), an index problem, segments that overlap;
+the tables are printed in full first, then one line on stderr names the
+first finding (file, byte position, offset) and counts them; 2 usage or I/O
+trouble.`,
 	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, noProgressFlag, maxBatchFlag},
 	Action: runSegments,
 }
@@ -82,9 +87,11 @@ undecodableBatches, todayBytes, recordBytes, todayCodecs, codecs
 ([{codec, storedBytes, ratio, savedBytes, compressMsPerMiB,
 decompressMsPerMiB, errors}]).
 
-Exit status: 0 clean; 1 data problems were met (unreadable batches,
-undecompressable records, bytes after the last batch); 2 usage or I/O
-trouble.`,
+Exit status: 0 clean; 1 data problems were met (a batch whose CRC does not
+match or whose magic is not 0 to 2, unreadable batches, undecompressable
+records, a torn last batch, bytes after the last batch); the report is
+printed in full first, then one line on stderr names the first problem
+(file, byte position, offset) and counts them; 2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, statsTopFlag, statsWhatIfFlag, statsSampleFlag, noProgressFlag, maxBatchFlag},
 	Action: runStats,
 }
@@ -126,9 +133,12 @@ value, keyBase64, valueBase64, headerKeys}), problems, logBytesRead,
 indexBytesRead.
 
 Exit status: 0 answered (including "no record at or after T"); 1 an index
-or time index entry used does not match the log, or a record on the way
-cannot be decoded (the answer is still given, from a scan of the segment
-start when the index entry is unusable), or an offset out of range (below
+or time index entry used does not match the log, or a batch read on the way
+fails its CRC, has a magic other than 0 to 2 or cannot be read, or a record
+on the way cannot be decoded, or the walk reaches a torn last batch (the
+answer is still given, from a scan of the segment start when the index
+entry is unusable; one line on stderr then names the first finding and
+counts them), or an offset out of range (below
 the first segment, or at or past the log end: Kafka's OFFSET_OUT_OF_RANGE);
 2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
@@ -174,6 +184,7 @@ func runSegments(c *cli.Context) error {
 	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
 	defer bar.finish()
 	findings := 0
+	var first *inspect.ViewProblem
 	for i, d := range dirs {
 		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
@@ -186,7 +197,11 @@ func runSegments(c *cli.Context) error {
 			unreadable++
 			continue
 		}
-		findings += ps.Findings()
+		n, f := ps.Findings()
+		if first == nil {
+			first = f
+		}
+		findings += n
 		if format == "json" {
 			err = inspect.WriteSegmentsJSON(out, ps)
 		} else {
@@ -202,13 +217,53 @@ func runSegments(c *cli.Context) error {
 	if err := out.Flush(); err != nil {
 		return viewError("segments", err)
 	}
-	if unreadable > 0 {
-		return &exitError{code: ExitTrouble}
+	return viewExit(c, unreadable > 0, findings, first)
+}
+
+// viewExit ends a view whose output is complete: after it, one line on
+// stderr names the first finding (file, byte position, offset) and counts
+// them; the exit code is 1 for findings, 2 when a path could not be read.
+func viewExit(c *cli.Context, trouble bool, findings int, first *inspect.ViewProblem) error {
+	if findings > 0 && first != nil {
+		fmt.Fprintln(c.App.ErrWriter, "klog: "+c.Command.Name+": "+findingsLine(findings, first))
 	}
-	if findings > 0 {
+	switch {
+	case trouble:
+		return &exitError{code: ExitTrouble}
+	case findings > 0:
 		return &exitError{code: ExitFindings}
 	}
 	return nil
+}
+
+// findingsLine is "3 findings; the first: FILE at position P, offset O:
+// KIND: MESSAGE" ("offset unknown" when the finding has none, "(no byte
+// position)" for a file's modification time, no KIND where the view's
+// finding is not one of verify's kinds).
+func findingsLine(n int, p *inspect.ViewProblem) string {
+	var b strings.Builder
+	if n == 1 {
+		b.WriteString("1 finding: ")
+	} else {
+		b.WriteString(strconv.Itoa(n) + " findings; the first: ")
+	}
+	b.WriteString(p.Path)
+	if p.Position >= 0 {
+		b.WriteString(" at position " + strconv.FormatInt(p.Position, 10))
+	} else {
+		b.WriteString(" (no byte position)")
+	}
+	if p.Offset >= 0 {
+		b.WriteString(", offset " + strconv.FormatInt(p.Offset, 10))
+	} else {
+		b.WriteString(", offset unknown")
+	}
+	b.WriteString(": ")
+	if p.Kind != "" {
+		b.WriteString(string(p.Kind) + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
 }
 
 func runStats(c *cli.Context) error {
@@ -270,16 +325,14 @@ func runStats(c *cli.Context) error {
 	}); err != nil {
 		return viewError("stats", err)
 	}
-	if len(rep.Unreadable) > 0 {
-		for _, u := range rep.Unreadable {
-			fmt.Fprintln(c.App.ErrWriter, "klog: stats: "+u)
-		}
-		return &exitError{code: ExitTrouble}
+	for _, u := range rep.Unreadable {
+		fmt.Fprintln(c.App.ErrWriter, "klog: stats: "+u)
 	}
-	if rep.ProblemCount > 0 {
-		return &exitError{code: ExitFindings}
+	var first *inspect.ViewProblem
+	if len(rep.Problems) > 0 {
+		first = &rep.Problems[0]
 	}
-	return nil
+	return viewExit(c, len(rep.Unreadable) > 0, rep.ProblemCount, first)
 }
 
 func runFind(c *cli.Context) error {
@@ -344,10 +397,11 @@ func runFind(c *cli.Context) error {
 	}); err != nil {
 		return viewError("find", err)
 	}
+	var first *inspect.ViewProblem
 	if len(res.Problems) > 0 {
-		return &exitError{code: ExitFindings}
+		first = &res.Problems[0]
 	}
-	return nil
+	return viewExit(c, false, len(res.Problems), first)
 }
 
 // writeView renders through a buffered writer and reports its flush error.

@@ -7,6 +7,7 @@
 package safeio
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -124,17 +125,38 @@ func OutputPerm(src string) fs.FileMode {
 
 // SpoolStdin copies r (os.Stdin when nil) to a temporary file, so that a
 // segment read from a pipe can be read at positions with memory bounded
-// whatever its size. cleanup removes the file.
-func SpoolStdin(r io.Reader) (path string, cleanup func(), err error) {
+// whatever its size. check, when not nil, is first given the stream's first
+// head bytes (fewer when the stream is shorter, none when it is empty):
+// its error ends the read there, before anything is spooled, and is
+// returned as is. The read stops when ctx ends, also while it waits for
+// input on a pipe or terminal that stays open (Interruptible), and returns
+// context.Cause(ctx). cleanup removes the file.
+func SpoolStdin(ctx context.Context, r io.Reader, head int, check func(head []byte) error) (path string, cleanup func(), err error) {
 	if r == nil {
 		r = os.Stdin
+	}
+	r, release := Interruptible(ctx, r)
+	defer release()
+	h := make([]byte, head)
+	n, err := io.ReadFull(r, h)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return "", nil, err
+	}
+	h = h[:n]
+	if check != nil {
+		if err := check(h); err != nil {
+			return "", nil, err
+		}
 	}
 	f, err := os.CreateTemp("", "klog-stdin-*.log")
 	if err != nil {
 		return "", nil, err
 	}
 	cleanup = func() { os.Remove(f.Name()) }
-	_, err = io.Copy(f, r)
+	_, err = f.Write(h)
+	if err == nil && n == head {
+		_, err = io.Copy(f, r)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -143,4 +165,32 @@ func SpoolStdin(r io.Reader) (path string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	return f.Name(), cleanup, nil
+}
+
+// Interruptible returns a reader over r whose Read returns
+// context.Cause(ctx) once ctx ends. A *os.File that can block forever (a
+// pipe whose writer stays open, a terminal) is waited on together with a
+// pipe that ctx's end closes, so a signal stops a read at once instead of
+// after the writer's next byte (Unix; elsewhere the read is checked
+// between reads only). release frees the wait: call it when done reading.
+func Interruptible(ctx context.Context, r io.Reader) (_ io.Reader, release func()) {
+	if f, ok := r.(*os.File); ok {
+		if cr, release, ok := waitable(ctx, f); ok {
+			return cr, release
+		}
+	}
+	return &ctxReader{ctx: ctx, r: r}, func() {}
+}
+
+// ctxReader checks ctx before each Read of r.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(p)
 }
