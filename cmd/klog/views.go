@@ -385,6 +385,15 @@ func runFind(c *cli.Context) error {
 	res, err := inspect.FindContext(c.Context, d, q, inspect.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
 	if err != nil {
 		if errors.Is(err, inspect.ErrOffsetOutOfRange) {
+			if format == "json" {
+				// An answer, as fetch --json prints its OFFSET_OUT_OF_RANGE
+				// response: a script reads found false, not an empty stdout.
+				none := &inspect.FindResult{Type: "find", Dir: args[0], Query: "offset", Target: q.Offset,
+					Lookups: []inspect.FindLookup{}, Problems: []inspect.ViewProblem{}}
+				if werr := writeView(c.App.Writer, func(w io.Writer) error { return inspect.WriteFindJSON(w, none) }); werr != nil {
+					return viewError("find", werr)
+				}
+			}
 			return fail("find", err)
 		}
 		return viewError("find", err)
