@@ -71,8 +71,12 @@ func runRedact(c *cli.Context) error {
 		}
 		opts.HashKey = key
 	}
-	res, err := redact.Partition(args[0], out, opts)
+	res, err := redact.PartitionContext(c.Context, args[0], out, opts)
 	if err != nil {
+		if interrupted(c.Context) != nil {
+			io.WriteString(c.App.ErrWriter, "klog: redact: "+out+" holds an incomplete copy; remove it before running again\n")
+			return err
+		}
 		return viewError("redact", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {
