@@ -194,8 +194,12 @@ func (s *verifySummary) write(w io.Writer, elapsed time.Duration, stopped bool) 
 		b.WriteString("verified ")
 	}
 	b.WriteString(plural(s.files, "file", "files") + ": " + plural(s.batches, "batch", "batches") + ", " +
-		plural(s.records, "record", "records") + ", " + plural(s.bytes, "byte", "bytes") + " (" + humanBytes(s.bytes) + "), " +
-		plural(int64(s.problems), "problem", "problems"))
+		plural(s.records, "record", "records") + ", " + plural(s.bytes, "byte", "bytes"))
+	if s.bytes >= 1024 {
+		// The human form only says something from 1 KiB on, as in the tables.
+		b.WriteString(" (" + humanBytes(s.bytes) + ")")
+	}
+	b.WriteString(", " + plural(int64(s.problems), "problem", "problems"))
 	if s.ioErrors > 0 {
 		b.WriteString(", " + plural(int64(s.ioErrors), "unreadable file", "unreadable files"))
 	}
