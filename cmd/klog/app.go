@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -63,6 +65,54 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // stderr that its output is partial, unless a signal is the command's
 // normal stop (serve: signalIsStop).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out := &stdoutWriter{w: stdout}
+	code := runApp(ctx, args, stdin, out, stderr)
+	if out.err != nil && code < ExitTrouble {
+		// The data did not reach stdout (a full disk, a closed file):
+		// whatever the command found, the caller did not get it. A closed
+		// pipe never gets here: the write raised SIGPIPE.
+		fmt.Fprintln(stderr, "klog: "+commandName(args)+out.err.Error())
+		code = ExitTrouble
+	}
+	return code
+}
+
+// stdoutWriter is stdout that remembers its first write error, so that
+// no command exits 0 or 1 when its output was lost.
+type stdoutWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// osFile is the *os.File behind w (stdout through its stdoutWriter), for
+// the terminal checks.
+func osFile(w io.Writer) (*os.File, bool) {
+	if s, ok := w.(*stdoutWriter); ok {
+		w = s.w
+	}
+	f, ok := w.(*os.File)
+	return f, ok
+}
+
+// commandName is "CMD: " for the command args run, or "".
+func commandName(args []string) string {
+	for _, a := range args[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return a + ": "
+		}
+	}
+	return ""
+}
+
+func runApp(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	if n := len(args); n >= 2 && args[n-1] == completeFlag {
 		for _, c := range complete(app, args[1:n-1]) {
