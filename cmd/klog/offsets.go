@@ -45,9 +45,13 @@ printed as an empty offset (-1 in --json).`,
 
 // offsetsJSON is one line of `klog offsets --json`; its tags are the schema.
 type offsetsJSON struct {
-	Type      string `json:"type"` // "offsets"
+	Type string `json:"type"` // "offsets"
+	// Topic and Partition come from the directory name (topic-N); a
+	// directory named otherwise has topic "" and partition -1, as in
+	// segments and tail, and Dir says which it is.
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
+	Dir       string `json:"dir"`
 	// Offset is -1 when there is no answer; Timestamp is -1 for earliest
 	// and latest and when there is no answer; LeaderEpoch -1 when none.
 	Offset      int64 `json:"offset"`
@@ -117,9 +121,13 @@ func runOffsets(c *cli.Context) error {
 		if err != nil {
 			return fail("offsets: "+d, err)
 		}
-		topic, part, _ := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
+		topic, part, named := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
+		if !named {
+			// Not topic-N: no topic to name, never partition 0.
+			topic, part = "", -1
+		}
 		if c.Bool(offsetsJSONFlag.Name) {
-			o := offsetsJSON{Type: "offsets", Topic: topic, Partition: part, Offset: -1, Timestamp: -1, LeaderEpoch: -1}
+			o := offsetsJSON{Type: "offsets", Topic: topic, Partition: part, Dir: d, Offset: -1, Timestamp: -1, LeaderEpoch: -1}
 			if r.Found {
 				o.Offset, o.Timestamp, o.LeaderEpoch = r.Offset, r.Timestamp, r.LeaderEpoch
 			}
@@ -131,6 +139,10 @@ func runOffsets(c *cli.Context) error {
 		off := ""
 		if r.Found {
 			off = strconv.FormatInt(r.Offset, 10)
+		}
+		if !named {
+			// The line must still say which partition it answers for.
+			topic = d
 		}
 		fmt.Fprintf(out, "%s:%d:%s\n", topic, part, off)
 	}
