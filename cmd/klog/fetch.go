@@ -153,6 +153,9 @@ func fetchDir(c *cli.Context) (string, error) {
 	if dir == "" {
 		return "", usageError("fetch: no DIR given: %s", how)
 	}
+	if dir == "-" {
+		return "", usageError("fetch: DIR is -: fetch reads a partition directory, not stdin")
+	}
 	return dir, nil
 }
 

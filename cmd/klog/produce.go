@@ -160,6 +160,10 @@ func produceDir(c *cli.Context) (string, error) {
 	if logDir == "" {
 		return "", usageError("produce: %s", how)
 	}
+	if logDir == "-" {
+		// "-" is stdin everywhere else; never a directory named "-".
+		return "", usageError("produce: DIR is -: records always come from stdin; give the partition directory")
+	}
 	return logDir, nil
 }
 
