@@ -68,6 +68,9 @@ func runRecover(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.String(recoverOutFlag.Name) == "-" {
+		return usageError("recover: --output -: the recovered partition is a directory, never stdout; give a new DIR")
+	}
 	recOpts, err := recordOptions(c, true)
 	if err != nil {
 		return err

@@ -59,6 +59,9 @@ func runRedact(c *cli.Context) error {
 	if out == "" {
 		return usageError("redact: --output DIR is required")
 	}
+	if out == "-" {
+		return usageError("redact: --output -: the copy is a directory, never stdout; give a new DIR")
+	}
 	mode, ok := redact.ParseMode(c.String(redactModeFlag.Name))
 	if !ok {
 		return usageError("redact: --mode must be hash, zero or drop (got %q)", c.String(redactModeFlag.Name))

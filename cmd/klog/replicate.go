@@ -140,6 +140,9 @@ func replicateConfig(c *cli.Context) (replicate.Config, replicate.Scenario, erro
 		return cfg, sc, usageError("replicate: --restart: %v", err)
 	}
 	cfg.Dir, cfg.Topic, cfg.Partition = c.String(replDirFlag.Name), c.String(replTopicFlag.Name), int32(c.Int(replPartFlag.Name))
+	if cfg.Dir == "-" {
+		return cfg, sc, usageError("replicate: --dir -: the cluster is a directory, never a stream; give a DIR")
+	}
 	cfg.MinInsyncReplicas, cfg.Tick = c.Int(replMinISRFlag.Name), c.Duration(replTickFlag.Name)
 	cfg.ReplicaLagTimeMax, cfg.FollowerDelay = c.Duration(replLagFlag.Name), delays
 	cfg.ProduceTimeout = c.Duration(replTimeoutFlag.Name)
