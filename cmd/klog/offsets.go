@@ -119,7 +119,12 @@ func runOffsets(c *cli.Context) error {
 		}
 		r, err := l.ListOffsets(target, iso, mode)
 		if err != nil {
-			return fail("offsets: "+d, err)
+			// No answer for this partition (a record the lookup cannot
+			// decode): say so and answer the others, exit 2 at the end.
+			out.Flush()
+			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+d+": "+err.Error())
+			unreadable++
+			continue
 		}
 		topic, part, named := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
 		if !named {
