@@ -192,6 +192,16 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 			defer cleanup()
 		}
 		if err = d.dumpFile(p, true); err != nil {
+			var ioe *IOError
+			if errors.As(err, &ioe) && ioe.Path != "stdout" && ioe.Path != "-" && ctx.Err() == nil {
+				// A file that cannot be read (missing, a read error): said
+				// on stderr (and as a JSON file object), and the rest of
+				// the run goes on; exit 2 at the end (README, "Exit codes").
+				d.r.unreadable(ioe.Path, ioe.Err)
+				d.trouble(ioe.Path, ioe.Err)
+				err = nil
+				continue
+			}
 			if opts.JSON && !isIOError(err) && ctx.Err() == nil {
 				// JSON reports the problem and goes on with the next file.
 				d.findings++
