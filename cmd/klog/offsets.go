@@ -97,7 +97,11 @@ func runOffsets(c *cli.Context) error {
 	for _, a := range args {
 		ds, err := partition.PartitionDirs([]string{a})
 		if err != nil {
-			return fail("offsets", err)
+			// A missing or unreadable path: said, and the other paths are
+			// still answered (exit 2 at the end).
+			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+err.Error())
+			unreadable++
+			continue
 		}
 		if len(ds) == 0 {
 			fmt.Fprintf(c.App.ErrWriter, "klog: offsets: %s: no partition directory found (give a partition directory or a log directory)\n", a)
