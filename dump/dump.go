@@ -315,7 +315,10 @@ func (d *dumper) absPath(p string) string {
 // for one found in a directory (an unknown one is listed and skipped).
 func (d *dumper) dumpFile(arg string, explicit bool) error {
 	p := javaPath(arg)
-	if p != "" && isDir(d.openPath(p)) {
+	// A directory named on the command line is followed if it is a
+	// symlink; one found inside a directory is not (a symlink loop would
+	// never end), and is listed as an unknown file, as verify lists it.
+	if p != "" && (explicit && isDir(d.openPath(p)) || !explicit && isRealDir(d.openPath(p))) {
 		list, err := d.expandDir(p)
 		if err != nil {
 			// An unreadable directory: say so, go on with the rest.
