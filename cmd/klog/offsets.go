@@ -72,6 +72,28 @@ func parseOffsetsTime(s string) (int64, error) {
 	return parseTime(s)
 }
 
+// offsetsDirs expands each path on its own: one that holds no partition
+// directory (an empty or unrelated directory) is an error, never a silent
+// exit 0 (README, "What a file is"), and a missing or unreadable one is
+// said; the other paths are still answered. unreadable counts the paths
+// said on stderr (exit 2 at the end).
+func offsetsDirs(c *cli.Context, args []string) (dirs []string, unreadable int) {
+	for _, a := range args {
+		ds, err := partition.PartitionDirs([]string{a})
+		if err != nil {
+			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+err.Error())
+			unreadable++
+			continue
+		}
+		if len(ds) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "klog: offsets: %s: no partition directory found (give a partition directory or a log directory)\n", a)
+			unreadable++
+		}
+		dirs = append(dirs, ds...)
+	}
+	return dirs, unreadable
+}
+
 func runOffsets(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -89,26 +111,7 @@ func runOffsets(c *cli.Context) error {
 	if c.Bool(offsetsRebuildFlag.Name) {
 		mode = partition.IndexesRebuilt
 	}
-	// Expand each path on its own: one that holds no partition directory
-	// (an empty or unrelated directory) is an error, never a silent exit 0
-	// (README, "What a file is"); the other paths are still answered.
-	var dirs []string
-	unreadable := 0
-	for _, a := range args {
-		ds, err := partition.PartitionDirs([]string{a})
-		if err != nil {
-			// A missing or unreadable path: said, and the other paths are
-			// still answered (exit 2 at the end).
-			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+err.Error())
-			unreadable++
-			continue
-		}
-		if len(ds) == 0 {
-			fmt.Fprintf(c.App.ErrWriter, "klog: offsets: %s: no partition directory found (give a partition directory or a log directory)\n", a)
-			unreadable++
-		}
-		dirs = append(dirs, ds...)
-	}
+	dirs, unreadable := offsetsDirs(c, args)
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
