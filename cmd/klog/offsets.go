@@ -15,7 +15,7 @@ import (
 var (
 	offsetsTimeFlag    = &cli.StringFlag{Name: "time", Value: "latest", Usage: "earliest, latest (the high watermark), max-timestamp, or a timestamp `T` (epoch ms or RFC 3339)"}
 	offsetsIsoFlag     = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed (latest is then the last stable offset)"}
-	offsetsJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one JSON object per partition: type, topic, partition, offset, timestamp, leaderEpoch"}
+	offsetsJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one JSON object per partition: type, topic, partition, dir, offset, timestamp, leaderEpoch"}
 	offsetsRebuildFlag = &cli.BoolFlag{Name: "rebuild-indexes", Usage: "answer as a broker that recovered the log (indexes rebuilt from the .log files) instead of one that started cleanly"}
 )
 
