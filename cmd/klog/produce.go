@@ -181,6 +181,16 @@ func produceFeed(c *cli.Context) (*produce.Feed, error) {
 	if err != nil {
 		return nil, usageError("produce: --%s: %v", prodInputFlag.Name, err)
 	}
+	// A producer id and epoch are what a batch header stores: never
+	// wrapped into the int16 field or dropped without a word.
+	switch pid, epoch := c.Int64(prodPIDFlag.Name), c.Int(prodEpochFlag.Name); {
+	case pid < -1:
+		return nil, usageError("produce: --producer-id must be 0 or more (-1: none), got %d", pid)
+	case epoch < 0 || epoch > math.MaxInt16:
+		return nil, usageError("produce: --producer-epoch must be between 0 and %d (Kafka's producer epoch is a short), got %d", math.MaxInt16, epoch)
+	case c.IsSet(prodEpochFlag.Name) && pid < 0:
+		return nil, usageError("produce: --producer-epoch needs --producer-id")
+	}
 	return &produce.Feed{Format: input, KeySeparator: c.String(prodKeySepFlag.Name),
 		MaxRecords: c.Int(prodRecordsFlag.Name), MaxBytes: c.Int(prodBytesFlag.Name),
 		Template: produce.Batch{Compression: codec, TimestampType: tsType, ProducerID: c.Int64(prodPIDFlag.Name),
