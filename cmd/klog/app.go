@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -37,6 +38,18 @@ var _ cli.ExitCoder = (*exitError)(nil)
 
 func usageError(format string, a ...any) error {
 	return &exitError{code: ExitTrouble, msg: fmt.Sprintf(format, a...)}
+}
+
+// int32Flags refuses a value of the named int flags outside 0..2^31-1:
+// they fill Kafka's int32 fields (max bytes, epochs), and a larger one
+// would wrap without a word.
+func int32Flags(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if v := c.Int(n); v < 0 || v > math.MaxInt32 {
+			return usageError("%s: --%s must be between 0 and %d, got %d", c.Command.Name, n, math.MaxInt32, v)
+		}
+	}
+	return nil
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {

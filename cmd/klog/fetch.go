@@ -59,17 +59,16 @@ func runFetch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := int32Flags(c, fetchMaxFlag.Name, fetchPartMaxFlag.Name, fetchMinBytesFlag.Name); err != nil {
+		return err
+	}
 	iso, err := parseIsolation(c.String(fetchIsoFlag.Name))
 	if err != nil {
 		return usageError("fetch: --isolation: %v", err)
 	}
-	var offset *offsetSpec
-	if c.IsSet(fetchOffsetFlag.Name) {
-		o, err := parseOffset(c.String(fetchOffsetFlag.Name))
-		if err != nil {
-			return usageError("fetch: --offset: %v", err)
-		}
-		offset = &o
+	offset, err := fetchOffsetArg(c)
+	if err != nil {
+		return err
 	}
 	recOpts, err := recordOptions(c, c.Bool(fetchDataFlag.Name))
 	if err != nil {
@@ -133,6 +132,18 @@ func runFetch(c *cli.Context) error {
 		return &exitError{code: ExitFindings, msg: "fetch: " + f.Segment + ": " + derr.Error()}
 	}
 	return nil
+}
+
+// fetchOffsetArg is --offset, nil when not given.
+func fetchOffsetArg(c *cli.Context) (*offsetSpec, error) {
+	if !c.IsSet(fetchOffsetFlag.Name) {
+		return nil, nil
+	}
+	o, err := parseOffset(c.String(fetchOffsetFlag.Name))
+	if err != nil {
+		return nil, usageError("fetch: --offset: %v", err)
+	}
+	return &o, nil
 }
 
 // fetchDir is the partition directory: the DIR argument, as every reading

@@ -191,6 +191,9 @@ func produceFeed(c *cli.Context) (*produce.Feed, error) {
 	case c.IsSet(prodEpochFlag.Name) && pid < 0:
 		return nil, usageError("produce: --producer-epoch needs --producer-id")
 	}
+	if err := int32Flags(c, prodCoordFlag.Name); err != nil {
+		return nil, err
+	}
 	return &produce.Feed{Format: input, KeySeparator: c.String(prodKeySepFlag.Name),
 		MaxRecords: c.Int(prodRecordsFlag.Name), MaxBytes: c.Int(prodBytesFlag.Name),
 		Template: produce.Batch{Compression: codec, TimestampType: tsType, ProducerID: c.Int64(prodPIDFlag.Name),
