@@ -226,6 +226,15 @@ func TestSignals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(part, "00000000000000000000.log"), bomb, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// verify reads the bomb in under 500 ms on an idle machine: a second
+	// copy and --rate keep it reading (about 2 s) when the signal comes.
+	slow := filepath.Join(dir, "slow-0")
+	os.Mkdir(slow, 0o755)
+	for _, name := range []string{"00000000000000000000.log", "00000000000004000000.log"} {
+		if err := os.WriteFile(filepath.Join(slow, name), bomb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int
@@ -233,7 +242,7 @@ func TestSignals(t *testing.T) {
 	}{
 		{syscall.SIGINT, 130, []string{"dump", "--deep-iteration", part}},
 		{syscall.SIGTERM, 143, []string{"dump", "--json", "--deep-iteration", part}},
-		{syscall.SIGINT, 130, []string{"verify", part}},
+		{syscall.SIGINT, 130, []string{"verify", "--rate", "64KiB", slow}},
 	} {
 		cmd := exec.Command(bin, c.args...)
 		stdout, _ := cmd.StdoutPipe()
