@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -55,7 +54,7 @@ it); --json prints one object per record and per poll.`,
 }
 
 func runFetch(c *cli.Context) error {
-	dir, err := fetchDir(c)
+	dir, err := partitionDirArg(c, "fetch", fetchLogFlag.Name, "", "fetch reads a partition directory, not stdin")
 	if err != nil {
 		return err
 	}
@@ -144,30 +143,6 @@ func fetchOffsetArg(c *cli.Context) (*offsetSpec, error) {
 		return nil, usageError("fetch: --offset: %v", err)
 	}
 	return &o, nil
-}
-
-// fetchDir is the partition directory: the DIR argument, as every reading
-// command takes it, or --log DIR (both may be given if they name the same
-// directory).
-func fetchDir(c *cli.Context) (string, error) {
-	const how = "give the partition directory once: klog fetch DIR (or --log DIR)"
-	args := c.Args().Slice()
-	dir := c.String(fetchLogFlag.Name)
-	switch {
-	case len(args) > 1:
-		return "", usageError("fetch: %d arguments %q: %s", len(args), args, how)
-	case len(args) == 1 && c.IsSet(fetchLogFlag.Name) && filepath.Clean(args[0]) != filepath.Clean(dir):
-		return "", usageError("fetch: --log %q and DIR %q differ: %s", dir, args[0], how)
-	case len(args) == 1:
-		dir = args[0]
-	}
-	if dir == "" {
-		return "", usageError("fetch: no DIR given: %s", how)
-	}
-	if dir == "-" {
-		return "", usageError("fetch: DIR is -: fetch reads a partition directory, not stdin")
-	}
-	return dir, nil
 }
 
 // resolveFetchOffset reads --offset against the log as a consumer sees it:

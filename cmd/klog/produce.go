@@ -62,7 +62,8 @@ logAppendTime (-1 for CreateTime) and logStartOffset. --acks 0 prints nothing.`,
 }
 
 func runProduce(c *cli.Context) error {
-	dir, err := produceDir(c)
+	dir, err := partitionDirArg(c, "produce", prodLogFlag.Name, "; records come from stdin",
+		"records always come from stdin; give the partition directory")
 	if err != nil {
 		return err
 	}
@@ -142,29 +143,30 @@ func produceFail(err error) error {
 	return fail("produce", err)
 }
 
-// produceDir is the partition directory: the one DIR argument or --log DIR
-// (both may be given if they name the same directory). Records come from
-// stdin, so a second argument is a mistake, said as one.
-func produceDir(c *cli.Context) (string, error) {
-	const how = "give the partition directory once: klog produce DIR (or --log DIR); records come from stdin"
+// partitionDirArg is a writing or fetching command's partition directory:
+// the one DIR argument, as every reading command takes it, or --log DIR
+// (both may be given if they name the same directory). hint ends the usage
+// line; dashWhy says why DIR may not be "-" (stdin everywhere else, never a
+// directory named "-").
+func partitionDirArg(c *cli.Context, cmd, logFlag, hint, dashWhy string) (string, error) {
+	how := "give the partition directory once: klog " + cmd + " DIR (or --" + logFlag + " DIR)" + hint
 	args := c.Args().Slice()
-	logDir := c.String(prodLogFlag.Name)
+	dir := c.String(logFlag)
 	switch {
 	case len(args) > 1:
-		return "", usageError("produce: %d arguments %q: %s", len(args), args, how)
-	case len(args) == 1 && c.IsSet(prodLogFlag.Name) && filepath.Clean(args[0]) != filepath.Clean(logDir):
-		return "", usageError("produce: --log %q and DIR %q differ: %s", logDir, args[0], how)
+		return "", usageError("%s: %d arguments %q: %s", cmd, len(args), args, how)
+	case len(args) == 1 && c.IsSet(logFlag) && filepath.Clean(args[0]) != filepath.Clean(dir):
+		return "", usageError("%s: --%s %q and DIR %q differ: %s", cmd, logFlag, dir, args[0], how)
 	case len(args) == 1:
-		logDir = args[0]
+		dir = args[0]
 	}
-	if logDir == "" {
-		return "", usageError("produce: %s", how)
+	if dir == "" {
+		return "", usageError("%s: no DIR given: %s", cmd, how)
 	}
-	if logDir == "-" {
-		// "-" is stdin everywhere else; never a directory named "-".
-		return "", usageError("produce: DIR is -: records always come from stdin; give the partition directory")
+	if dir == "-" {
+		return "", usageError("%s: DIR is -: %s", cmd, dashWhy)
 	}
-	return logDir, nil
+	return dir, nil
 }
 
 // produceFeed reads the input and batching flags.
