@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"path/filepath"
 	"testing"
 
@@ -91,25 +92,11 @@ func TestParseWhatIfCodecs(t *testing.T) {
 	}
 }
 
-// cancelAfter is a context whose Err turns context.Canceled after n calls:
-// a signal arriving while one file is being read.
-type cancelAfter struct {
-	context.Context
-	n int
-}
-
-func (c *cancelAfter) Err() error {
-	if c.n--; c.n < 0 {
-		return context.Canceled
-	}
-	return nil
-}
-
 // TestWhatIfStopsInsideAFile: a signal stops the recompression between
 // batches, not only between files (one big segment ran to the CLI's
 // fallback exit, "did not stop within a second").
 func TestWhatIfStopsInsideAFile(t *testing.T) {
-	ctx := &cancelAfter{Context: context.Background(), n: 2}
+	ctx := &klogtest.CancelAfter{Context: context.Background(), N: 2}
 	rep, err := WhatIf(ctx, []string{genLog("v2-gzip")}, WhatIfOptions{Codecs: []format.Compression{format.CompressionZstd}})
 	if err != context.Canceled || rep != nil {
 		t.Fatalf("WhatIf cancelled after the first batch: report %v, err %v; want nil, context.Canceled", rep, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -393,20 +394,6 @@ func TestRedactKeepsDamagedLayout(t *testing.T) {
 	}
 }
 
-// cancelAfter is a context whose Err turns context.Canceled after n calls:
-// a signal arriving while a segment is being copied.
-type cancelAfter struct {
-	context.Context
-	n int
-}
-
-func (c *cancelAfter) Err() error {
-	if c.n--; c.n < 0 {
-		return context.Canceled
-	}
-	return nil
-}
-
 // TestRedactStopsOnSignal: a signal stops the copy between batches (it ran
 // to the CLI's fallback exit, "did not stop within a second"), and the
 // error says so; the output directory then holds an incomplete copy.
@@ -424,7 +411,7 @@ func TestRedactStopsOnSignal(t *testing.T) {
 	}
 	// The first check (the file) passes, the one before the first batch
 	// sees the signal.
-	res, err := PartitionContext(&cancelAfter{Context: context.Background(), n: 1}, src, filepath.Join(t.TempDir(), "o"), Options{})
+	res, err := PartitionContext(&klogtest.CancelAfter{Context: context.Background(), N: 1}, src, filepath.Join(t.TempDir(), "o"), Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
