@@ -2,11 +2,11 @@ package inspect
 
 import (
 	"context"
-	"github.com/klog-dev/klog/internal/klogtest"
 	"path/filepath"
 	"testing"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 func genLog(name string) string {

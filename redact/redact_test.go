@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/klog-dev/klog/internal/klogtest"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/verify"
 )
