@@ -192,6 +192,16 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 			defer cleanup()
 		}
 		if err = d.dumpFile(p, true); err != nil {
+			var ioe *IOError
+			if errors.As(err, &ioe) && ioe.Path != "stdout" && ioe.Path != "-" && ctx.Err() == nil {
+				// A file that cannot be read (missing, a read error): said
+				// on stderr (and as a JSON file object), and the rest of
+				// the run goes on; exit 2 at the end (README, "Exit codes").
+				d.r.unreadable(ioe.Path, ioe.Err)
+				d.trouble(ioe.Path, ioe.Err)
+				err = nil
+				continue
+			}
 			if opts.JSON && !isIOError(err) && ctx.Err() == nil {
 				// JSON reports the problem and goes on with the next file.
 				d.findings++
@@ -247,6 +257,9 @@ type dumper struct {
 	// stdinPath is the temporary copy of stdin that "-" names.
 	stdinPath string
 	troubles  []error
+	// kafkaFiles counts the files dumped (not ignored), so that a directory
+	// named on the command line that holds none is trouble.
+	kafkaFiles int
 }
 
 // javaPath normalises a path as java.io.File does on Unix: repeated slashes
@@ -302,17 +315,26 @@ func (d *dumper) absPath(p string) string {
 // for one found in a directory (an unknown one is listed and skipped).
 func (d *dumper) dumpFile(arg string, explicit bool) error {
 	p := javaPath(arg)
-	if p != "" && isDir(d.openPath(p)) {
+	// A directory named on the command line is followed if it is a
+	// symlink; one found inside a directory is not (a symlink loop would
+	// never end), and is listed as an unknown file, as verify lists it.
+	if p != "" && (explicit && isDir(d.openPath(p)) || !explicit && isRealDir(d.openPath(p))) {
 		list, err := d.expandDir(p)
 		if err != nil {
 			// An unreadable directory: say so, go on with the rest.
 			d.trouble(p, errors.Unwrap(err))
 			return nil
 		}
+		files, troubles := d.kafkaFiles, len(d.troubles)
 		for _, f := range list {
 			if err := d.dumpFile(f, false); err != nil {
 				return err
 			}
+		}
+		if explicit && d.kafkaFiles == files && len(d.troubles) == troubles {
+			// Named on the command line and nothing in it (or under it)
+			// is a Kafka file: never a silent success, as for a file.
+			d.trouble(p, errNoKafkaFile)
 		}
 		return nil
 	}
@@ -325,28 +347,9 @@ func (d *dumper) dumpFile(arg string, explicit bool) error {
 		name = p
 	}
 	d.r.dumping(p)
-	switch {
-	case name == "leader-epoch-checkpoint":
-		return d.dumpLeaderEpochs(p)
-	case offsetCheckpoints[name]:
-		return d.dumpOffsetCheckpoint(p, name)
-	case name == "partition.metadata":
-		return d.dumpPartitionMetadata(p)
-	}
-	dot := strings.LastIndexByte(name, '.')
-	if dot >= 0 {
-		switch name[dot:] {
-		case ".log", ".checkpoint":
-			return d.dumpLog(p, name)
-		case ".index":
-			return d.dumpIndex(p, name)
-		case ".timeindex":
-			return d.dumpTimeIndex(p, name)
-		case ".snapshot":
-			return d.dumpSnapshot(p)
-		case ".txnindex":
-			return d.dumpTxnIndex(p)
-		}
+	if known, err := d.dumpKnown(p, name); known {
+		d.kafkaFiles++
+		return err
 	}
 	// Kafka writes this to stderr while stdout is still buffered in the
 	// same process; flush first so a terminal shows them in order.
@@ -372,6 +375,40 @@ func (d *dumper) unknown(p string, why error) {
 	if why != nil {
 		d.trouble(p, why)
 	}
+}
+
+// errNoKafkaFile: a directory named on the command line holds no file dump
+// reads (verify says the same of it).
+var errNoKafkaFile = errors.New("holds no Kafka file (no segment, index, snapshot or checkpoint)")
+
+// dumpKnown dumps p when its name is one dump reads; known is false for a
+// file kafka-dump-log would ignore.
+func (d *dumper) dumpKnown(p, name string) (known bool, err error) {
+	switch {
+	case name == "leader-epoch-checkpoint":
+		return true, d.dumpLeaderEpochs(p)
+	case offsetCheckpoints[name]:
+		return true, d.dumpOffsetCheckpoint(p, name)
+	case name == "partition.metadata":
+		return true, d.dumpPartitionMetadata(p)
+	}
+	dot := strings.LastIndexByte(name, '.')
+	if dot < 0 {
+		return false, nil
+	}
+	switch name[dot:] {
+	case ".log", ".checkpoint":
+		return true, d.dumpLog(p, name)
+	case ".index":
+		return true, d.dumpIndex(p, name)
+	case ".timeindex":
+		return true, d.dumpTimeIndex(p, name)
+	case ".snapshot":
+		return true, d.dumpSnapshot(p)
+	case ".txnindex":
+		return true, d.dumpTxnIndex(p)
+	}
+	return false, nil
 }
 
 // dumpLog prints a .log or KRaft .checkpoint file (DumpLogSegments.dumpLog).

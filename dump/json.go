@@ -45,6 +45,10 @@ func (j *jsonRenderer) ignored(p string, why error) {
 	j.emit(l)
 }
 
+func (j *jsonRenderer) unreadable(p string, err error) {
+	j.emit(ndjson.Str(j.begin("file", p), "error", err.Error()))
+}
+
 func (j *jsonRenderer) logHeader(p, header string) {}
 
 func (j *jsonRenderer) fileStart(p string, size int64) {

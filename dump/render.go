@@ -6,6 +6,9 @@ import "github.com/klog-dev/klog/format"
 type renderer interface {
 	dumping(path string)
 	ignored(path string, why error)
+	// unreadable: a file named on the command line that could not be read
+	// (missing, a read error); the run goes on.
+	unreadable(path string, err error)
 	logHeader(path, header string)
 	fileStart(path string, size int64)
 	batch(b *format.Batch)

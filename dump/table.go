@@ -16,6 +16,10 @@ type TableStyle struct {
 	// and newlines in cells become spaces, and whatever else the view
 	// writes (titles, problem lines) is kept as "# " comment lines.
 	TSV bool
+	// SameHeader, with TSV: the rows continue a table whose header line was
+	// already written (segments of the next partition), so the header is
+	// not repeated and the stream stays one table for awk and sort.
+	SameHeader bool
 	// MaxWidth fits a table in this many columns by cutting the widest
 	// cells with "…" (0: no limit).
 	MaxWidth int
@@ -63,6 +67,9 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 		style, w = sw.Style, sw.W
 	}
 	if style.TSV {
+		if style.SameHeader {
+			header = nil
+		}
 		return writeTSV(w, header, rows)
 	}
 	if style.MaxWidth > 0 {
@@ -93,7 +100,9 @@ func writeTSV(w io.Writer, header []string, rows [][]string) error {
 		}
 		b.WriteByte('\n')
 	}
-	line(header)
+	if header != nil {
+		line(header)
+	}
 	for _, r := range rows {
 		line(r)
 	}

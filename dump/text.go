@@ -37,6 +37,8 @@ func (t *textRenderer) dumping(p string) {
 // unbuffered there, so flush stdout first to keep the interleaving.
 func (t *textRenderer) ignored(p string, why error) {}
 
+func (t *textRenderer) unreadable(p string, err error) {}
+
 // logHeader: dumpLog's first line.
 func (t *textRenderer) logHeader(p, header string) {
 	t.w.WriteString(header)

@@ -340,13 +340,15 @@ func (c *Consumer) decode(f *Fetched) error {
 	aborts := append([]AbortedTransaction(nil), f.AbortedTransactions...)
 	sort.Slice(aborts, func(i, j int) bool { return aborts[i].FirstOffset < aborts[j].FirstOffset })
 	whole := 0
-	for b, err := range format.FrameBatches(f.Frame, 0) {
+	// Positions are the segment's (f.Position is where the frame starts in
+	// f.Segment), so an error names the byte in the file.
+	for b, err := range format.FrameBatches(f.Frame, f.Position) {
 		if err != nil {
 			return err
 		}
 		if !b.Valid() {
 			// The records before it are delivered; the position stops here.
-			return &CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}
+			return fmt.Errorf("%w (at position %d)", &CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}, b.Pos)
 		}
 		whole++
 		if err := c.decodeBatch(b, &aborts); err != nil {

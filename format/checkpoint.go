@@ -204,7 +204,7 @@ const TopicIDLen = 22
 
 // ParseTopicID reads a topic id as Kafka prints it: exactly TopicIDLen
 // characters of URL-safe base64 in the one spelling Uuid.toString gives
-// (the last character's two unused bits zero), and not the all-zero id,
+// (the last character's four unused bits zero), and not the all-zero id,
 // which Kafka reserves for "no id" and its partition.metadata reader
 // refuses.
 func ParseTopicID(s string) ([16]byte, error) {
@@ -214,6 +214,14 @@ func ParseTopicID(s string) ([16]byte, error) {
 			" characters; Kafka's are " + strconv.Itoa(TopicIDLen) + " of URL-safe base64")
 	}
 	n, err := base64.RawURLEncoding.Strict().Decode(id[:], []byte(s))
+	if err != nil {
+		// Valid base64 whose last character carries bits past the 16
+		// bytes: the same id in a spelling Kafka never prints; say which.
+		if m, lerr := base64.RawURLEncoding.Decode(id[:], []byte(s)); lerr == nil && m == len(id) {
+			return [16]byte{}, errors.New("topic id " + strconv.Quote(s) + " sets bits past the 16 bytes in its last character; Kafka prints that id as " +
+				FormatTopicID(id))
+		}
+	}
 	if err != nil || n != len(id) {
 		return [16]byte{}, errors.New("topic id " + strconv.Quote(s) + " is not " + strconv.Itoa(TopicIDLen) +
 			" characters of URL-safe base64 as Kafka prints a Uuid")

@@ -3,6 +3,7 @@ package format
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,20 @@ func TestParseTopicID(t *testing.T) {
 		if tc.ok && FormatTopicID(id) != tc.in {
 			t.Errorf("FormatTopicID(%x) = %q, want %q", id, FormatTopicID(id), tc.in)
 		}
+	}
+}
+
+// TestParseTopicIDNamesTheSpelling: a 22-character id whose last character
+// sets bits past the 16 bytes is refused with the spelling Kafka prints, not
+// as "not URL-safe base64" (it is).
+func TestParseTopicIDNamesTheSpelling(t *testing.T) {
+	_, err := ParseTopicID("cGF5bWVudHMtdG9waWMtaR")
+	if err == nil || !strings.Contains(err.Error(), "Kafka prints that id as cGF5bWVudHMtdG9waWMtaQ") {
+		t.Fatalf("err = %v, want the spelling Kafka prints", err)
+	}
+	_, err = ParseTopicID("AAAAAAAAAAAAAAAAAAAA+Q")
+	if err == nil || !strings.Contains(err.Error(), "is not 22 characters of URL-safe base64") {
+		t.Fatalf("standard base64: err = %v", err)
 	}
 }
 

@@ -68,6 +68,29 @@ func DefaultRetentionConfig() RetentionConfig {
 		CleanupPolicy: "delete", MinCleanableDirtyRatio: DefaultMinCleanableDirtyRatio}
 }
 
+// Validate refuses what Kafka's LogConfig refuses (a ConfigException, the
+// topic config is never applied): a cleanup.policy element other than
+// compact or delete (ValidList.in), and retention.ms below -1 (atLeast(-1)).
+// retention.bytes may be any negative number (no limit), as in Kafka.
+func (c RetentionConfig) Validate() error {
+	for _, s := range strings.Split(c.CleanupPolicy, ",") {
+		switch strings.TrimSpace(s) {
+		case "compact", "delete":
+		case "":
+			if strings.TrimSpace(c.CleanupPolicy) != "" {
+				return errors.New("cleanup.policy " + strconv.Quote(c.CleanupPolicy) + " has an empty element")
+			}
+		default:
+			return errors.New("cleanup.policy " + strconv.Quote(c.CleanupPolicy) + ": " + strconv.Quote(strings.TrimSpace(s)) +
+				" is neither compact nor delete")
+		}
+	}
+	if c.RetentionMs < -1 {
+		return errors.New("retention.ms " + strconv.FormatInt(c.RetentionMs, 10) + " is below -1 (-1: no time limit)")
+	}
+	return nil
+}
+
 func (c RetentionConfig) policy(p string) bool {
 	for _, s := range strings.Split(c.CleanupPolicy, ",") {
 		if strings.TrimSpace(s) == p {

@@ -137,6 +137,12 @@ func WhatIf(ctx context.Context, files []string, opts WhatIfOptions) (*WhatIfRep
 		fh := whatIfNameHash(path)
 		sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: opts.MaxBatchBytes})
 		for {
+			// Every batch: recompressing one with every codec costs far
+			// more than the check, and a signal must stop a big segment.
+			if err := ctx.Err(); err != nil {
+				f.Close()
+				return nil, err
+			}
 			b, err := sc.Next()
 			if err != nil {
 				if sc.Done() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 func genLog(name string) string {
@@ -88,5 +89,16 @@ func TestParseWhatIfCodecs(t *testing.T) {
 		if _, err := ParseWhatIfCodecs(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestWhatIfStopsInsideAFile: a signal stops the recompression between
+// batches, not only between files (one big segment ran to the CLI's
+// fallback exit, "did not stop within a second").
+func TestWhatIfStopsInsideAFile(t *testing.T) {
+	ctx := &klogtest.CancelAfter{Context: context.Background(), N: 2}
+	rep, err := WhatIf(ctx, []string{genLog("v2-gzip")}, WhatIfOptions{Codecs: []format.Compression{format.CompressionZstd}})
+	if err != context.Canceled || rep != nil {
+		t.Fatalf("WhatIf cancelled after the first batch: report %v, err %v; want nil, context.Canceled", rep, err)
 	}
 }

@@ -14,6 +14,7 @@ package redact
 
 import (
 	"bufio"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -120,6 +121,7 @@ func (m Mode) String() string {
 
 // redactor carries the reusable state of one copy.
 type redactor struct {
+	ctx    context.Context
 	opts   Options
 	mac    hash.Hash
 	rr     format.RecordReader
@@ -137,6 +139,13 @@ type redactor struct {
 // .checkpoint snapshots, which hold batches too) are redacted; their
 // .index and .timeindex are rebuilt; every other file is copied unchanged.
 func Partition(src, dst string, opts Options) (*Result, error) {
+	return PartitionContext(context.Background(), src, dst, opts)
+}
+
+// PartitionContext is Partition that stops when ctx ends (checked between
+// files and batches), returning ctx's error: dst then holds an incomplete
+// copy.
+func PartitionContext(ctx context.Context, src, dst string, opts Options) (*Result, error) {
 	if opts.IndexIntervalBytes <= 0 {
 		opts.IndexIntervalBytes = 4096
 	}
@@ -161,8 +170,11 @@ func Partition(src, dst string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Type: "redact", Source: src, Output: dst, Mode: opts.Mode.String(), Copied: []string{}, Skipped: []string{}}
-	r := &redactor{opts: opts, res: res, mac: newMAC(opts.HashKey)}
+	r := &redactor{ctx: ctx, opts: opts, res: res, mac: newMAC(opts.HashKey)}
 	for _, de := range des {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
 		if de.IsDir() {
 			continue
 		}
@@ -321,6 +333,9 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: r.opts.MaxBatchBytes})
 	var pos int64
 	for {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
 		start := sc.Pos()
 		b, serr := sc.Next()
 		if serr != nil && sc.Done() {

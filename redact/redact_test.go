@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/verify"
 )
@@ -390,5 +391,36 @@ func TestRedactKeepsDamagedLayout(t *testing.T) {
 	}
 	if !res.Damaged() {
 		t.Fatal("damage not reported")
+	}
+}
+
+// TestRedactStopsOnSignal: a signal stops the copy between batches (it ran
+// to the CLI's fallback exit, "did not stop within a second"), and the
+// error says so; the output directory then holds an incomplete copy.
+func TestRedactStopsOnSignal(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "t-0")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "segments", "kafka-written", "v2-none", "00000000000000000000.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "00000000000000000000.log"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The first check (the file) passes, the one before the first batch
+	// sees the signal.
+	res, err := PartitionContext(&klogtest.CancelAfter{Context: context.Background(), N: 1}, src, filepath.Join(t.TempDir(), "o"), Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res == nil || res.Batches != 0 {
+		t.Fatalf("result %+v, want no batch copied", res)
+	}
+	// Uncancelled, the same copy is whole (4 batches).
+	res, err = PartitionContext(context.Background(), src, filepath.Join(t.TempDir(), "o"), Options{})
+	if err != nil || res.Batches != 4 {
+		t.Fatalf("uncancelled: %+v, %v; want 4 batches", res, err)
 	}
 }

@@ -312,72 +312,63 @@ type idealServer struct {
 
 func startIdeal(b *testing.B, backend string) *idealServer {
 	is := new(idealServer)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
 	var mu sync.Mutex
 	cache := map[string][]byte{}
-	handle := func(c net.Conn) {
+	is.addr = acceptLoop(b, func(c net.Conn) {
 		defer c.Close()
 		up, err := net.Dial("tcp", backend)
 		if err != nil {
 			return
 		}
 		defer up.Close()
-		var sz [4]byte
 		for {
-			if _, err := io.ReadFull(c, sz[:]); err != nil {
+			req, err := readFrame(c)
+			if err != nil {
 				return
 			}
-			req := make([]byte, 4+binary.BigEndian.Uint32(sz[:]))
-			copy(req, sz[:])
-			if _, err := io.ReadFull(c, req[4:]); err != nil {
-				return
-			}
-			key := int16(binary.BigEndian.Uint16(req[4:]))
+			fetch := binary.BigEndian.Uint16(req[4:]) == 1
 			corr := binary.BigEndian.Uint32(req[8:])
-			var k string
-			if key == 1 {
-				kb := append([]byte(nil), req...)
-				binary.BigEndian.PutUint32(kb[8:], 0)
-				k = string(kb)
-				mu.Lock()
-				resp := cache[k]
-				mu.Unlock()
-				if resp != nil {
-					binary.BigEndian.PutUint32(resp[4:], corr)
-					if _, err := c.Write(resp); err != nil {
-						return
-					}
-					continue
+			binary.BigEndian.PutUint32(req[8:], 0)
+			k := string(req)
+			binary.BigEndian.PutUint32(req[8:], corr)
+			mu.Lock()
+			resp := cache[k]
+			mu.Unlock()
+			if resp == nil {
+				if fetch {
+					is.misses.Add(1)
+				}
+				if _, err := up.Write(req); err != nil {
+					return
+				}
+				if resp, err = readFrame(up); err != nil {
+					return
+				}
+				if fetch {
+					mu.Lock()
+					cache[k] = resp
+					mu.Unlock()
 				}
 			}
-			if key == 1 {
-				is.misses.Add(1)
-			}
-			if _, err := up.Write(req); err != nil {
-				return
-			}
-			if _, err := io.ReadFull(up, sz[:]); err != nil {
-				return
-			}
-			resp := make([]byte, 4+binary.BigEndian.Uint32(sz[:]))
-			copy(resp, sz[:])
-			if _, err := io.ReadFull(up, resp[4:]); err != nil {
-				return
-			}
-			if key == 1 {
-				mu.Lock()
-				cache[k] = resp
-				mu.Unlock()
-			}
+			// One drain at a time: the cached frame can take this
+			// request's correlation id in place.
+			binary.BigEndian.PutUint32(resp[4:], corr)
 			if _, err := c.Write(resp); err != nil {
 				return
 			}
 		}
+	})
+	return is
+}
+
+// acceptLoop serves each connection to a new 127.0.0.1 listener with
+// handle, until the benchmark ends; it returns the address.
+func acceptLoop(b *testing.B, handle func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -387,8 +378,19 @@ func startIdeal(b *testing.B, backend string) *idealServer {
 			go handle(c)
 		}
 	}()
-	is.addr = ln.Addr().String()
-	return is
+	return ln.Addr().String()
+}
+
+// readFrame reads one size-prefixed Kafka frame, the prefix included.
+func readFrame(r io.Reader) ([]byte, error) {
+	var sz [4]byte
+	if _, err := io.ReadFull(r, sz[:]); err != nil {
+		return nil, err
+	}
+	f := make([]byte, 4+binary.BigEndian.Uint32(sz[:]))
+	copy(f, sz[:])
+	_, err := io.ReadFull(r, f[4:])
+	return f, err
 }
 
 // wireBaseline is the transport alone, the ceiling of any server for this
@@ -415,11 +417,6 @@ func startWireBaseline(b *testing.B, dir string) *wireBaseline {
 		}
 		starts[i+1] = starts[i] + st.Size()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
 	serve := func(c net.Conn) {
 		defer c.Close()
 		var req [16]byte
@@ -448,16 +445,7 @@ func startWireBaseline(b *testing.B, dir string) *wireBaseline {
 			}
 		}
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go serve(c)
-		}
-	}()
-	return &wireBaseline{addr: ln.Addr().String()}
+	return &wireBaseline{addr: acceptLoop(b, serve)}
 }
 
 // drain asks for [0, size) in part-byte responses, one at a time, each

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -225,6 +226,15 @@ func TestSignals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(part, "00000000000000000000.log"), bomb, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// verify reads the bomb in under 500 ms on an idle machine: a second
+	// copy and --rate keep it reading (about 2 s) when the signal comes.
+	slow := filepath.Join(dir, "slow-0")
+	os.Mkdir(slow, 0o755)
+	for _, name := range []string{"00000000000000000000.log", "00000000000004000000.log"} {
+		if err := os.WriteFile(filepath.Join(slow, name), bomb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		sig  syscall.Signal
 		code int
@@ -232,7 +242,7 @@ func TestSignals(t *testing.T) {
 	}{
 		{syscall.SIGINT, 130, []string{"dump", "--deep-iteration", part}},
 		{syscall.SIGTERM, 143, []string{"dump", "--json", "--deep-iteration", part}},
-		{syscall.SIGINT, 130, []string{"verify", part}},
+		{syscall.SIGINT, 130, []string{"verify", "--rate", "64KiB", slow}},
 	} {
 		cmd := exec.Command(bin, c.args...)
 		stdout, _ := cmd.StdoutPipe()
@@ -519,5 +529,50 @@ func TestVerifyPipe(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != ExitFindings || !strings.Contains(string(out), "/dev/stdin: 1 problem") {
 		t.Errorf("verify /dev/stdin on a pipe: exit %d, want 1 with the CRC finding:\n%s", code, out)
+	}
+}
+
+// fullWriter is stdout on a full disk: every write fails.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestStdoutWriteError: when the data cannot be written to stdout (a full
+// disk, /dev/full) no command exits 0 or 1 as if the caller had it: exit
+// 2, one line naming the command and the error. offsets, recover, fetch,
+// produce, replicate and version exited 0 with their output lost.
+func TestStdoutWriteError(t *testing.T) {
+	clean := segments(t, "kafka-written", "v2-none")
+	corrupt := segments(t, "kafka-written", "derived-corrupt", "bad-crc-none")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"offsets", "", []string{"offsets", clean}},
+		{"offsets json", "", []string{"offsets", "--json", clean}},
+		{"recover", "", []string{"recover", clean}},
+		{"recover json", "", []string{"recover", "--json", clean}},
+		{"fetch", "", []string{"fetch", clean}},
+		{"fetch follow", "", []string{"fetch", clean, "--follow", "--timeout", "1s"}},
+		{"produce acks", "a\nb\n", []string{"produce", filepath.Join(dir, "t-0")}},
+		{"replicate", "", []string{"replicate", "--dir", filepath.Join(dir, "r"), "--records", "2", "--step"}},
+		{"version", "", []string{"version"}},
+		{"help", "", []string{"help", "dump"}},
+		{"verify", "", []string{"verify", clean}},
+		{"verify findings", "", []string{"verify", corrupt}}, // findings and I/O trouble together: 2
+		{"dump", "", []string{"dump", clean}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var errw strings.Builder
+			code := run(context.Background(), append([]string{"klog"}, c.args...), strings.NewReader(c.stdin), fullWriter{}, &errw)
+			if code != ExitTrouble {
+				t.Errorf("exit %d, want 2; stderr: %s", code, errw.String())
+			}
+			if !strings.Contains(errw.String(), "klog: "+c.args[0]+": ") || !strings.Contains(errw.String(), "no space left on device") {
+				t.Errorf("stderr does not name the command and the write error: %q", errw.String())
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -54,7 +55,13 @@ func exitCode(err error) int {
 // fail wraps err for run: its message prefixed with the command, its code
 // from exitCode.
 func fail(cmd string, err error) error {
-	return &exitError{code: exitCode(err), msg: cmd + ": " + err.Error()}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, cmd+": ") {
+		// A package's own errors may already say "fetch: ": never
+		// "klog: fetch: fetch: ...".
+		msg = cmd + ": " + msg
+	}
+	return &exitError{code: exitCode(err), msg: msg}
 }
 
 // signalError is the cause of a context cancelled by a signal.

@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	fetchLogFlag      = &cli.StringFlag{Name: "log", Usage: "partition directory to fetch from", Required: true}
+	fetchLogFlag      = &cli.StringFlag{Name: "log", Usage: "the partition directory, as the DIR argument gives it"}
 	fetchOffsetFlag   = &cli.StringFlag{Name: "offset", Usage: "fetch offset: N, -N (the last N before the high watermark), earliest or latest (default: the log start, or the group's committed offset)"}
 	fetchMaxFlag      = &cli.IntFlag{Name: "max-bytes", Value: fetch.DefaultMaxBytes, Usage: "response max bytes (fetch.max.bytes)"}
 	fetchPartMaxFlag  = &cli.IntFlag{Name: "partition-max-bytes", Value: fetch.DefaultPartitionMaxBytes, Usage: "partition max bytes (max.partition.fetch.bytes)"}
@@ -34,11 +34,13 @@ var (
 )
 
 var fetchCommand = &cli.Command{
-	Name:  "fetch",
-	Usage: "serve one fetch from a partition directory as a broker would, or run a consumer",
-	Description: `Applies the broker's read rules to the partition: the fetch offset, max bytes
-(the response may end inside a batch), KIP-74, the high watermark or last
-stable offset bound, aborted transactions for read_committed, long polls.
+	Name:      "fetch",
+	Usage:     "serve one fetch from a partition directory as a broker would, or run a consumer",
+	ArgsUsage: "DIR",
+	Description: `Applies the broker's read rules to the partition directory DIR (--log DIR
+says the same): the fetch offset, max bytes (the response may end inside a
+batch), KIP-74, the high watermark or last stable offset bound, aborted
+transactions for read_committed, long polls.
 Prints a summary line and the records; --json prints one request-log-shaped
 object per fetch. --follow --group G runs a consumer that prints position and
 lag after each poll and commits. --offset N overrides the committed offset;
@@ -52,26 +54,25 @@ it); --json prints one object per record and per poll.`,
 }
 
 func runFetch(c *cli.Context) error {
-	if c.Args().Len() > 0 {
-		return usageError("fetch: unexpected arguments %q", c.Args().Slice())
+	dir, err := partitionDirArg(c, "fetch", fetchLogFlag.Name, "", "fetch reads a partition directory, not stdin")
+	if err != nil {
+		return err
+	}
+	if err := int32Flags(c, fetchMaxFlag.Name, fetchPartMaxFlag.Name, fetchMinBytesFlag.Name); err != nil {
+		return err
 	}
 	iso, err := parseIsolation(c.String(fetchIsoFlag.Name))
 	if err != nil {
 		return usageError("fetch: --isolation: %v", err)
 	}
-	var offset *offsetSpec
-	if c.IsSet(fetchOffsetFlag.Name) {
-		o, err := parseOffset(c.String(fetchOffsetFlag.Name))
-		if err != nil {
-			return usageError("fetch: --offset: %v", err)
-		}
-		offset = &o
+	offset, err := fetchOffsetArg(c)
+	if err != nil {
+		return err
 	}
 	recOpts, err := recordOptions(c, c.Bool(fetchDataFlag.Name))
 	if err != nil {
 		return err
 	}
-	dir := c.String(fetchLogFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	if c.Bool(fetchFollowFlag.Name) {
@@ -109,18 +110,39 @@ func runFetch(c *cli.Context) error {
 	if err != nil && !errors.As(err, &oor) {
 		return fail("fetch", err)
 	}
+	var derr error // a batch or record of the response that cannot be read
 	if c.Bool(fetchJSONFlag.Name) {
-		if err := writeFetchJSON(out, req, f, err, took, recOpts); err != nil {
-			return &exitError{code: ExitTrouble, msg: "fetch: " + err.Error()}
+		var werr error
+		if derr, werr = writeFetchJSON(out, req, f, err, took, recOpts); werr != nil {
+			return &exitError{code: ExitTrouble, msg: "fetch: " + werr.Error()}
 		}
 	} else {
-		writeFetchText(out, f, err, c.Bool(fetchDataFlag.Name))
+		derr = writeFetchText(out, f, err, c.Bool(fetchDataFlag.Name))
 	}
 	if oor != nil {
 		out.Flush()
 		return &exitError{code: ExitFindings, msg: "fetch: OFFSET_OUT_OF_RANGE: " + oor.Error()}
 	}
+	if derr != nil {
+		// The broker would send these bytes as they are; the consumer's
+		// CRC check or record decoding rejects them: a finding (exit 1),
+		// named by segment and byte position.
+		out.Flush()
+		return &exitError{code: ExitFindings, msg: "fetch: " + f.Segment + ": " + derr.Error()}
+	}
 	return nil
+}
+
+// fetchOffsetArg is --offset, nil when not given.
+func fetchOffsetArg(c *cli.Context) (*offsetSpec, error) {
+	if !c.IsSet(fetchOffsetFlag.Name) {
+		return nil, nil
+	}
+	o, err := parseOffset(c.String(fetchOffsetFlag.Name))
+	if err != nil {
+		return nil, usageError("fetch: --offset: %v", err)
+	}
+	return &o, nil
 }
 
 // resolveFetchOffset reads --offset against the log as a consumer sees it:
@@ -142,15 +164,17 @@ func resolveFetchOffset(l *fetch.Log, o offsetSpec, hw int64, replica bool, iso 
 	return o.resolve(l.LogStartOffset(), end)
 }
 
-// frameRecords yields the whole batches of a frame and their records.
-func frameRecords(frame []byte, fn func(b *format.Batch, r *format.Record) error) error {
+// frameRecords yields the whole batches of a frame and their records; base
+// is the frame's byte position in its segment, so that an error names the
+// position in the file.
+func frameRecords(frame []byte, base int64, fn func(b *format.Batch, r *format.Record) error) error {
 	var rr format.RecordReader
-	for b, err := range format.FrameBatches(frame, 0) {
+	for b, err := range format.FrameBatches(frame, base) {
 		if err != nil {
 			return err
 		}
 		if err := b.CheckCRC(); err != nil {
-			return err
+			return fmt.Errorf("%w (at position %d)", err, b.Pos)
 		}
 		for r, err := range rr.Records(b) {
 			if err != nil {
@@ -164,7 +188,10 @@ func frameRecords(frame []byte, fn func(b *format.Batch, r *format.Record) error
 	return nil
 }
 
-func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) {
+// writeFetchText writes the response's summary line and records, and returns
+// the error that stopped the records (a corrupt batch, an undecodable
+// record), after saying it on the "! " line.
+func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) error {
 	fmt.Fprintf(out, "fetchOffset: %d highWatermark: %d lastStableOffset: %d logStartOffset: %d logEndOffset: %d recordsSizeInBytes: %d truncated: %t",
 		f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.LogStartOffset, f.LogEndOffset, len(f.Frame), f.Truncated)
 	if f.Truncated {
@@ -182,9 +209,9 @@ func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) 
 	}
 	out.WriteByte('\n')
 	if ferr != nil {
-		return
+		return nil
 	}
-	err := frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
+	err := frameRecords(f.Frame, f.Position, func(b *format.Batch, r *format.Record) error {
 		fmt.Fprintf(out, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, r.KeySize, r.ValueSize)
 		if b.IsControl() {
 			if k, err := format.ParseControlKey(r.Key); err == nil {
@@ -199,11 +226,13 @@ func writeFetchText(out *bufio.Writer, f *fetch.Fetched, ferr error, data bool) 
 	if err != nil {
 		fmt.Fprintf(out, "! %v\n", err)
 	}
+	return err
 }
 
 // writeFetchJSON writes one "fetch" object shaped like a broker request-log
-// line; its records are ndjson's record objects.
-func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr error, took time.Duration, opts ndjson.Options) error {
+// line; its records are ndjson's record objects. It returns the error that
+// stopped the records (also in the object's "error") and the write error.
+func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr error, took time.Duration, opts ndjson.Options) (derr, werr error) {
 	l := ndjson.Begin(nil, "fetch")
 	l = append(ndjson.Str(l, "requestApiKeyName", "FETCH"), `,"request":{"fetchOffset":`...)
 	l = strconv.AppendInt(l, req.FetchOffset, 10)
@@ -243,7 +272,7 @@ func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr
 	// The records are streamed to out one by one: a batch can hold
 	// millions of them, and the line must not be built in memory.
 	first := true
-	err := frameRecords(f.Frame, func(b *format.Batch, r *format.Record) error {
+	derr = frameRecords(f.Frame, f.Position, func(b *format.Batch, r *format.Record) error {
 		if !first {
 			l = append(l, ',')
 		}
@@ -251,21 +280,24 @@ func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr
 		var err error
 		l, err = ndjson.RecordFields(ndjson.Begin(l, "record"), b, r, &opts)
 		l = ndjson.End(l)
-		if _, werr := out.Write(l); werr != nil && err == nil {
-			err = werr
+		if _, werr = out.Write(l); werr != nil {
+			return werr
 		}
 		l = l[:0]
 		return err
 	})
+	if werr != nil {
+		return nil, werr
+	}
 	l = append(l, ']', '}')
-	if err != nil {
-		l = ndjson.Str(l, "error", err.Error())
+	if derr != nil {
+		l = ndjson.Str(l, "error", derr.Error())
 	}
 	l = append(l, `,"totalTimeMs":`...)
 	l = strconv.AppendFloat(l, float64(took.Microseconds())/1000, 'f', 3, 64)
 	l = append(l, '}', '\n')
-	_, werr := out.Write(l)
-	return werr
+	_, werr = out.Write(l)
+	return derr, werr
 }
 
 // follow runs a consumer until the context ends: poll, print, commit.
@@ -310,17 +342,22 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 	}
 	fw := &followWriter{out: out, json: c.Bool(fetchJSONFlag.Name), opts: recOpts}
 	for ctx.Err() == nil {
-		recs, _, err := cons.Poll(ctx)
+		recs, f, err := cons.Poll(ctx)
 		fw.records(recs)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			out.Flush()
 			code := exitCode(err)
+			msg := "fetch: " + err.Error()
 			var cre *fetch.CorruptRecordError
 			var rex *fetch.RecordExceedsMaxBytesError
-			if errors.As(err, &cre) || errors.As(err, &rex) {
+			var pe *format.PosError // a record that cannot be decoded
+			if errors.As(err, &cre) || errors.As(err, &rex) || errors.As(err, &pe) {
 				code = ExitFindings
 			}
-			return &exitError{code: code, msg: "fetch: " + err.Error()}
+			if f != nil && f.Segment != "" && !errors.As(err, &rex) {
+				msg = "fetch: " + f.Segment + ": " + err.Error()
+			}
+			return &exitError{code: code, msg: msg}
 		}
 		fw.position(cons)
 		out.Flush()

@@ -161,8 +161,54 @@ func prepareCommand(cmd *cli.Command) {
 			return nil
 		}
 	}
+	checkNonNegative(cmd)
 	for _, sub := range cmd.Subcommands {
 		prepareCommand(sub)
+	}
+}
+
+// nonNegative names the flags whose negative values mean nothing: sizes,
+// limits and durations. A negative one is a usage error, never taken for
+// "no limit" or "the default" (tail --timeout -1s ran forever).
+var nonNegative = map[string]bool{
+	"max-batch-bytes": true, "timeout": true, "max-wait": true, "idle-timeout": true, "max-connections": true,
+	"replica-lag-time-max": true, "request-timeout": true, "segment-bytes": true, "index-interval-bytes": true,
+	"batch-records": true, "batch-bytes": true,
+}
+
+// checkNonNegative makes cmd refuse a negative value of its nonNegative
+// flags before it runs.
+func checkNonNegative(cmd *cli.Command) {
+	var flags []cli.Flag
+	for _, f := range cmd.Flags {
+		if nonNegative[f.Names()[0]] {
+			flags = append(flags, f)
+		}
+	}
+	if len(flags) == 0 {
+		return
+	}
+	before := cmd.Before
+	cmd.Before = func(c *cli.Context) error {
+		for _, f := range flags {
+			n := f.Names()[0]
+			var neg bool
+			switch f.(type) {
+			case *cli.IntFlag:
+				neg = c.Int(n) < 0
+			case *cli.Int64Flag:
+				neg = c.Int64(n) < 0
+			case *cli.DurationFlag:
+				neg = c.Duration(n) < 0
+			}
+			if neg {
+				return usageError("%s: --%s must not be negative, got %v", cmd.Name, n, c.Value(n))
+			}
+		}
+		if before != nil {
+			return before(c)
+		}
+		return nil
 	}
 }
 

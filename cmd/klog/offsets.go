@@ -15,7 +15,7 @@ import (
 var (
 	offsetsTimeFlag    = &cli.StringFlag{Name: "time", Value: "latest", Usage: "earliest, latest (the high watermark), max-timestamp, or a timestamp `T` (epoch ms or RFC 3339)"}
 	offsetsIsoFlag     = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed (latest is then the last stable offset)"}
-	offsetsJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one JSON object per partition: type, topic, partition, offset, timestamp, leaderEpoch"}
+	offsetsJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one JSON object per partition: type, topic, partition, dir, offset, timestamp, leaderEpoch"}
 	offsetsRebuildFlag = &cli.BoolFlag{Name: "rebuild-indexes", Usage: "answer as a broker that recovered the log (indexes rebuilt from the .log files) instead of one that started cleanly"}
 )
 
@@ -45,9 +45,13 @@ printed as an empty offset (-1 in --json).`,
 
 // offsetsJSON is one line of `klog offsets --json`; its tags are the schema.
 type offsetsJSON struct {
-	Type      string `json:"type"` // "offsets"
+	Type string `json:"type"` // "offsets"
+	// Topic and Partition come from the directory name (topic-N); a
+	// directory named otherwise has topic "" and partition -1, as in
+	// segments and tail, and Dir says which it is.
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
+	Dir       string `json:"dir"`
 	// Offset is -1 when there is no answer; Timestamp is -1 for earliest
 	// and latest and when there is no answer; LeaderEpoch -1 when none.
 	Offset      int64 `json:"offset"`
@@ -68,6 +72,28 @@ func parseOffsetsTime(s string) (int64, error) {
 	return parseTime(s)
 }
 
+// offsetsDirs expands each path on its own: one that holds no partition
+// directory (an empty or unrelated directory) is an error, never a silent
+// exit 0 (README, "What a file is"), and a missing or unreadable one is
+// said; the other paths are still answered. unreadable counts the paths
+// said on stderr (exit 2 at the end).
+func offsetsDirs(c *cli.Context, args []string) (dirs []string, unreadable int) {
+	for _, a := range args {
+		ds, err := partition.PartitionDirs([]string{a})
+		if err != nil {
+			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+err.Error())
+			unreadable++
+			continue
+		}
+		if len(ds) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "klog: offsets: %s: no partition directory found (give a partition directory or a log directory)\n", a)
+			unreadable++
+		}
+		dirs = append(dirs, ds...)
+	}
+	return dirs, unreadable
+}
+
 func runOffsets(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -85,22 +111,7 @@ func runOffsets(c *cli.Context) error {
 	if c.Bool(offsetsRebuildFlag.Name) {
 		mode = partition.IndexesRebuilt
 	}
-	// Expand each path on its own: one that holds no partition directory
-	// (an empty or unrelated directory) is an error, never a silent exit 0
-	// (README, "What a file is"); the other paths are still answered.
-	var dirs []string
-	unreadable := 0
-	for _, a := range args {
-		ds, err := partition.PartitionDirs([]string{a})
-		if err != nil {
-			return fail("offsets", err)
-		}
-		if len(ds) == 0 {
-			fmt.Fprintf(c.App.ErrWriter, "klog: offsets: %s: no partition directory found (give a partition directory or a log directory)\n", a)
-			unreadable++
-		}
-		dirs = append(dirs, ds...)
-	}
+	dirs, unreadable := offsetsDirs(c, args)
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
@@ -115,11 +126,20 @@ func runOffsets(c *cli.Context) error {
 		}
 		r, err := l.ListOffsets(target, iso, mode)
 		if err != nil {
-			return fail("offsets: "+d, err)
+			// No answer for this partition (a record the lookup cannot
+			// decode): say so and answer the others, exit 2 at the end.
+			out.Flush()
+			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+d+": "+err.Error())
+			unreadable++
+			continue
 		}
-		topic, part, _ := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
+		topic, part, named := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
+		if !named {
+			// Not topic-N: no topic to name, never partition 0.
+			topic, part = "", -1
+		}
 		if c.Bool(offsetsJSONFlag.Name) {
-			o := offsetsJSON{Type: "offsets", Topic: topic, Partition: part, Offset: -1, Timestamp: -1, LeaderEpoch: -1}
+			o := offsetsJSON{Type: "offsets", Topic: topic, Partition: part, Dir: d, Offset: -1, Timestamp: -1, LeaderEpoch: -1}
 			if r.Found {
 				o.Offset, o.Timestamp, o.LeaderEpoch = r.Offset, r.Timestamp, r.LeaderEpoch
 			}
@@ -131,6 +151,10 @@ func runOffsets(c *cli.Context) error {
 		off := ""
 		if r.Found {
 			off = strconv.FormatInt(r.Offset, 10)
+		}
+		if !named {
+			// The line must still say which partition it answers for.
+			topic = d
 		}
 		fmt.Fprintf(out, "%s:%d:%s\n", topic, part, off)
 	}

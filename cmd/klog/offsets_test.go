@@ -18,18 +18,18 @@ func TestOffsetsTime(t *testing.T) {
 		want          string
 	}{
 		{"max-timestamp is a COMMIT marker", "v2-transactions", []string{"--time", "max-timestamp", "--json"},
-			`{"type":"offsets","topic":"orders","partition":0,"offset":5,"timestamp":1700000000005,"leaderEpoch":1}` + "\n"},
+			`{"type":"offsets","topic":"orders","partition":0,"dir":"DIR","offset":5,"timestamp":1700000000005,"leaderEpoch":1}` + "\n"},
 		{"earliest without a leader-epoch-checkpoint", "v2-transactions", []string{"--time", "earliest", "--json"},
-			`{"type":"offsets","topic":"orders","partition":0,"offset":0,"timestamp":-1,"leaderEpoch":-1}` + "\n"},
+			`{"type":"offsets","topic":"orders","partition":0,"dir":"DIR","offset":0,"timestamp":-1,"leaderEpoch":-1}` + "\n"},
 		{"latest read_committed is the last stable offset", "unifiedlog-producer/topic-0", []string{"--time", "latest", "--isolation", "read_committed", "--json"},
-			`{"type":"offsets","topic":"orders","partition":0,"offset":48,"timestamp":-1,"leaderEpoch":3}` + "\n"},
+			`{"type":"offsets","topic":"orders","partition":0,"dir":"DIR","offset":48,"timestamp":-1,"leaderEpoch":3}` + "\n"},
 		{"latest read_uncommitted", "unifiedlog-producer/topic-0", []string{"--time", "latest"}, "orders:0:49\n"},
 		{"a timestamp", "unifiedlog-producer/topic-0", []string{"--time", "1700001000017", "--json"},
-			`{"type":"offsets","topic":"orders","partition":0,"offset":16,"timestamp":1700001000020,"leaderEpoch":1}` + "\n"},
+			`{"type":"offsets","topic":"orders","partition":0,"dir":"DIR","offset":16,"timestamp":1700001000020,"leaderEpoch":1}` + "\n"},
 		{"RFC 3339", "unifiedlog-producer/topic-0", []string{"--time", "2023-11-14T22:30:00.017Z"}, "orders:0:16\n"},
 		{"past every record", "unifiedlog-producer/topic-0", []string{"--time", "1700001000049"}, "orders:0:\n"},
 		{"past every record, json", "unifiedlog-producer/topic-0", []string{"--time", "1700001000049", "--json"},
-			`{"type":"offsets","topic":"orders","partition":0,"offset":-1,"timestamp":-1,"leaderEpoch":-1}` + "\n"},
+			`{"type":"offsets","topic":"orders","partition":0,"dir":"DIR","offset":-1,"timestamp":-1,"leaderEpoch":-1}` + "\n"},
 		{"preallocated time index as found", "v2-active-segment-unclosed", []string{"--time", "max-timestamp"}, "orders:0:\n"},
 		{"preallocated time index rebuilt", "v2-active-segment-unclosed", []string{"--time", "max-timestamp", "--rebuild-indexes"}, "orders:0:8\n"},
 		{"v0 has no max timestamp", "unifiedlog-v0/topic-0", []string{"--time", "max-timestamp"}, "orders:0:\n"},
@@ -39,8 +39,8 @@ func TestOffsetsTime(t *testing.T) {
 			dir := fixturePartition(t, c.fixture)
 			setMtimes(t, dir, 1577836800000) // as the oracle ran
 			code, out, errs := klog(t, append(append([]string{"offsets"}, c.args...), dir)...)
-			if code != ExitOK || out != c.want {
-				t.Errorf("exit %d\n got %q\nwant %q\n%s", code, out, c.want, errs)
+			if want := strings.ReplaceAll(c.want, "DIR", dir); code != ExitOK || out != want {
+				t.Errorf("exit %d\n got %q\nwant %q\n%s", code, out, want, errs)
 			}
 		})
 	}

@@ -62,7 +62,8 @@ logAppendTime (-1 for CreateTime) and logStartOffset. --acks 0 prints nothing.`,
 }
 
 func runProduce(c *cli.Context) error {
-	dir, err := produceDir(c)
+	dir, err := partitionDirArg(c, "produce", prodLogFlag.Name, "; records come from stdin",
+		"records always come from stdin; give the partition directory")
 	if err != nil {
 		return err
 	}
@@ -142,25 +143,30 @@ func produceFail(err error) error {
 	return fail("produce", err)
 }
 
-// produceDir is the partition directory: the one DIR argument or --log DIR
-// (both may be given if they name the same directory). Records come from
-// stdin, so a second argument is a mistake, said as one.
-func produceDir(c *cli.Context) (string, error) {
-	const how = "give the partition directory once: klog produce DIR (or --log DIR); records come from stdin"
+// partitionDirArg is a writing or fetching command's partition directory:
+// the one DIR argument, as every reading command takes it, or --log DIR
+// (both may be given if they name the same directory). hint ends the usage
+// line; dashWhy says why DIR may not be "-" (stdin everywhere else, never a
+// directory named "-").
+func partitionDirArg(c *cli.Context, cmd, logFlag, hint, dashWhy string) (string, error) {
+	how := "give the partition directory once: klog " + cmd + " DIR (or --" + logFlag + " DIR)" + hint
 	args := c.Args().Slice()
-	logDir := c.String(prodLogFlag.Name)
+	dir := c.String(logFlag)
 	switch {
 	case len(args) > 1:
-		return "", usageError("produce: %d arguments %q: %s", len(args), args, how)
-	case len(args) == 1 && c.IsSet(prodLogFlag.Name) && filepath.Clean(args[0]) != filepath.Clean(logDir):
-		return "", usageError("produce: --log %q and DIR %q differ: %s", logDir, args[0], how)
+		return "", usageError("%s: %d arguments %q: %s", cmd, len(args), args, how)
+	case len(args) == 1 && c.IsSet(logFlag) && filepath.Clean(args[0]) != filepath.Clean(dir):
+		return "", usageError("%s: --%s %q and DIR %q differ: %s", cmd, logFlag, dir, args[0], how)
 	case len(args) == 1:
-		logDir = args[0]
+		dir = args[0]
 	}
-	if logDir == "" {
-		return "", usageError("produce: %s", how)
+	if dir == "" {
+		return "", usageError("%s: no DIR given: %s", cmd, how)
 	}
-	return logDir, nil
+	if dir == "-" {
+		return "", usageError("%s: DIR is -: %s", cmd, dashWhy)
+	}
+	return dir, nil
 }
 
 // produceFeed reads the input and batching flags.
@@ -176,6 +182,19 @@ func produceFeed(c *cli.Context) (*produce.Feed, error) {
 	input, err := produce.ParseInputFormat(c.String(prodInputFlag.Name))
 	if err != nil {
 		return nil, usageError("produce: --%s: %v", prodInputFlag.Name, err)
+	}
+	// A producer id and epoch are what a batch header stores: never
+	// wrapped into the int16 field or dropped without a word.
+	switch pid, epoch := c.Int64(prodPIDFlag.Name), c.Int(prodEpochFlag.Name); {
+	case pid < -1:
+		return nil, usageError("produce: --producer-id must be 0 or more (-1: none), got %d", pid)
+	case epoch < 0 || epoch > math.MaxInt16:
+		return nil, usageError("produce: --producer-epoch must be between 0 and %d (Kafka's producer epoch is a short), got %d", math.MaxInt16, epoch)
+	case c.IsSet(prodEpochFlag.Name) && pid < 0:
+		return nil, usageError("produce: --producer-epoch needs --producer-id")
+	}
+	if err := int32Flags(c, prodCoordFlag.Name); err != nil {
+		return nil, err
 	}
 	return &produce.Feed{Format: input, KeySeparator: c.String(prodKeySepFlag.Name),
 		MaxRecords: c.Int(prodRecordsFlag.Name), MaxBytes: c.Int(prodBytesFlag.Name),

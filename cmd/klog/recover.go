@@ -54,6 +54,9 @@ func recoverArg(c *cli.Context) (string, error) {
 	if c.Args().Len() != 1 {
 		return "", usageError("recover: give one partition directory")
 	}
+	if c.String(recoverOutFlag.Name) == "-" {
+		return "", usageError("recover: --output -: the recovered partition is a directory, never stdout; give a new DIR")
+	}
 	dir := c.Args().First()
 	if st, err := os.Stat(dir); err == nil && st.IsDir() && !partition.IsPartitionDir(dir) {
 		if _, _, named := partition.ParseDirName(filepath.Base(filepath.Clean(dir))); !named {

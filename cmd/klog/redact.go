@@ -59,6 +59,9 @@ func runRedact(c *cli.Context) error {
 	if out == "" {
 		return usageError("redact: --output DIR is required")
 	}
+	if out == "-" {
+		return usageError("redact: --output -: the copy is a directory, never stdout; give a new DIR")
+	}
 	mode, ok := redact.ParseMode(c.String(redactModeFlag.Name))
 	if !ok {
 		return usageError("redact: --mode must be hash, zero or drop (got %q)", c.String(redactModeFlag.Name))
@@ -71,8 +74,12 @@ func runRedact(c *cli.Context) error {
 		}
 		opts.HashKey = key
 	}
-	res, err := redact.Partition(args[0], out, opts)
+	res, err := redact.PartitionContext(c.Context, args[0], out, opts)
 	if err != nil {
+		if interrupted(c.Context) != nil {
+			io.WriteString(c.App.ErrWriter, "klog: redact: "+out+" holds an incomplete copy; remove it before running again\n")
+			return err
+		}
 		return viewError("redact", err)
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error {

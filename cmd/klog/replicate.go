@@ -140,6 +140,9 @@ func replicateConfig(c *cli.Context) (replicate.Config, replicate.Scenario, erro
 		return cfg, sc, usageError("replicate: --restart: %v", err)
 	}
 	cfg.Dir, cfg.Topic, cfg.Partition = c.String(replDirFlag.Name), c.String(replTopicFlag.Name), int32(c.Int(replPartFlag.Name))
+	if cfg.Dir == "-" {
+		return cfg, sc, usageError("replicate: --dir -: the cluster is a directory, never a stream; give a DIR")
+	}
 	cfg.MinInsyncReplicas, cfg.Tick = c.Int(replMinISRFlag.Name), c.Duration(replTickFlag.Name)
 	cfg.ReplicaLagTimeMax, cfg.FollowerDelay = c.Duration(replLagFlag.Name), delays
 	cfg.ProduceTimeout = c.Duration(replTimeoutFlag.Name)
@@ -149,5 +152,52 @@ func replicateConfig(c *cli.Context) (replicate.Config, replicate.Scenario, erro
 	sc = replicate.Scenario{Records: c.Int(replRecordsFlag.Name), ProduceEvery: c.Int(replEveryFlag.Name), Acks: acks,
 		Ticks: c.Int(replTicksFlag.Name), Stops: stops, Restarts: restarts, CrashLeaderAt: c.Int(replCrashFlag.Name),
 		Group: c.String(replGroupFlag.Name)}
-	return cfg, sc, nil
+	return cfg, sc, replicateCheck(c, cfg, sc)
+}
+
+// replicateCheck refuses what no cluster is (a broker id twice or below 0,
+// min.insync.replicas 0, a zero tick) and flags naming a broker that is not
+// in --brokers: before, a negative --records ran forever and a delay or
+// stop for an unknown broker was dropped without a word. (The first broker
+// may be delayed, stopped or restarted: after --crash-leader-at it follows.)
+func replicateCheck(c *cli.Context, cfg replicate.Config, sc replicate.Scenario) error {
+	if err := int32Flags(c, replPartFlag.Name, replPreloadFlag.Name, replRecordsFlag.Name, replTicksFlag.Name); err != nil {
+		return err
+	}
+	known := map[int32]bool{}
+	for _, b := range cfg.Brokers {
+		switch {
+		case b < 0:
+			return usageError("replicate: --brokers: broker id %d is negative", b)
+		case known[b]:
+			return usageError("replicate: --brokers: broker %d is given twice", b)
+		}
+		known[b] = true
+	}
+	switch {
+	case sc.ProduceEvery < 1:
+		return usageError("replicate: --produce-every must be at least 1, got %d", sc.ProduceEvery)
+	case cfg.MinInsyncReplicas < 1:
+		return usageError("replicate: --min-insync-replicas must be at least 1 (Kafka's min.insync.replicas), got %d", cfg.MinInsyncReplicas)
+	case cfg.Tick <= 0:
+		return usageError("replicate: --tick must be positive, got %v", cfg.Tick)
+	case sc.CrashLeaderAt < -1:
+		return usageError("replicate: --crash-leader-at must be a tick (0 or more) or -1 for never, got %d", sc.CrashLeaderAt)
+	}
+	for b, d := range cfg.FollowerDelay {
+		if !known[b] || d < 0 {
+			return usageError("replicate: --follower-delay %d=%v: want a broker of --brokers %s and a duration of 0 or more",
+				b, d, c.String(replBrokersFlag.Name))
+		}
+	}
+	for flag, at := range map[string]map[int][]int32{replStopFlag.Name: sc.Stops, replRestartFlag.Name: sc.Restarts} {
+		for _, ids := range at {
+			for _, b := range ids {
+				if !known[b] {
+					return usageError("replicate: --%s %d@...: broker %d is not one of --brokers %s", flag, b, b, c.String(replBrokersFlag.Name))
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -80,6 +80,11 @@ func runRetention(c *cli.Context) error {
 	if c.IsSet(retentionPolicyFlag.Name) {
 		cfg.CleanupPolicy = c.String(retentionPolicyFlag.Name)
 	}
+	if err := cfg.Validate(); err != nil {
+		// Kafka refuses such a config: answering with it (a typo in the
+		// policy meaning "never delete") would mislead.
+		return usageError("retention: %v", err)
+	}
 	now := time.Now().UnixMilli()
 	if s := c.String(retentionNowFlag.Name); s != "" {
 		v, err := parseTime(s)

@@ -70,6 +70,9 @@ func runServe(c *cli.Context) error {
 	if c.Args().Len() > 0 {
 		return usageError("serve: unexpected arguments %q", c.Args().Slice())
 	}
+	if err := int32Flags(c, serveMaxReqFlag.Name); err != nil {
+		return err
+	}
 	dir := c.String(serveLogDirFlag.Name)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return &exitError{code: ExitTrouble, msg: "serve: --log-dir " + dir + " is not a directory"}

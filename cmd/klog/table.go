@@ -49,7 +49,7 @@ func styled(c *cli.Context, w io.Writer, format string) io.Writer {
 // terminalWidth is the width of the terminal w is, else $COLUMNS, else 0
 // (no limit: a file or a pipe gets whole cells).
 func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if f, ok := osFile(w); ok && term.IsTerminal(int(f.Fd())) {
 		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 			return cols
 		}

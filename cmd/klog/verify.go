@@ -96,14 +96,10 @@ func runVerify(c *cli.Context) error {
 		}
 		sum.add(f)
 		bad := !f.OK
-		if jsonOut {
-			if err := writeJSONLine(out, "fileReport", f); err != nil && writeErr == nil {
+		if !quiet || bad { // --quiet: only the files with findings, in JSON too
+			if err := writeFileReport(out, &b, f, jsonOut); err != nil && writeErr == nil {
 				writeErr = err
 			}
-		} else if !quiet || bad {
-			b.Reset()
-			writeVerdict(&b, f)
-			out.WriteString(b.String())
 		}
 		(*bar).clear()
 		if err := out.Flush(); err != nil && writeErr == nil {
@@ -194,8 +190,12 @@ func (s *verifySummary) write(w io.Writer, elapsed time.Duration, stopped bool) 
 		b.WriteString("verified ")
 	}
 	b.WriteString(plural(s.files, "file", "files") + ": " + plural(s.batches, "batch", "batches") + ", " +
-		plural(s.records, "record", "records") + ", " + plural(s.bytes, "byte", "bytes") + " (" + humanBytes(s.bytes) + "), " +
-		plural(int64(s.problems), "problem", "problems"))
+		plural(s.records, "record", "records") + ", " + plural(s.bytes, "byte", "bytes"))
+	if s.bytes >= 1024 {
+		// The human form only says something from 1 KiB on, as in the tables.
+		b.WriteString(" (" + humanBytes(s.bytes) + ")")
+	}
+	b.WriteString(", " + plural(int64(s.problems), "problem", "problems"))
 	if s.ioErrors > 0 {
 		b.WriteString(", " + plural(int64(s.ioErrors), "unreadable file", "unreadable files"))
 	}
@@ -204,6 +204,18 @@ func (s *verifySummary) write(w io.Writer, elapsed time.Duration, stopped bool) 
 	}
 	b.WriteString(" in " + strconv.FormatFloat(elapsed.Seconds(), 'f', 1, 64) + "s\n")
 	io.WriteString(w, b.String())
+}
+
+// writeFileReport writes one file's verdict: a fileReport object, or the
+// text lines (rendered in b).
+func writeFileReport(out *bufio.Writer, b *strings.Builder, f *verify.FileReport, jsonOut bool) error {
+	if jsonOut {
+		return writeJSONLine(out, "fileReport", f)
+	}
+	b.Reset()
+	writeVerdict(b, f)
+	_, err := out.WriteString(b.String())
+	return err
 }
 
 // writeVerdict renders one file: "PATH: ok (N batches, M records, B bytes)"

@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -40,6 +42,15 @@ func fleetOptions(c *cli.Context, opts *verify.Options) error {
 	opts.Full = c.Bool(verifyFullFlag.Name)
 	if opts.Full && c.String(verifyStateFlag.Name) == "" {
 		return usageError("verify: --full needs --state FILE")
+	}
+	// The state and metrics files are written after the run: a directory
+	// that is not there is said now, not after hours of reading.
+	for _, f := range []*cli.StringFlag{verifyStateFlag, verifyPromFlag} {
+		if p := c.String(f.Name); p != "" {
+			if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+				return usageError("verify: --%s %s: %s is not a directory", f.Name, p, filepath.Dir(p))
+			}
+		}
 	}
 	if p := c.String(verifyStateFlag.Name); p != "" {
 		st, err := verify.LoadState(p)

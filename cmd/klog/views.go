@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
@@ -183,9 +184,9 @@ func runSegments(c *cli.Context) error {
 	defer out.Flush()
 	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
 	defer bar.finish()
-	findings := 0
+	findings, tables := 0, 0
 	var first *inspect.ViewProblem
-	for i, d := range dirs {
+	for _, d := range dirs {
 		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
 			if c.Context.Err() != nil {
@@ -202,14 +203,22 @@ func runSegments(c *cli.Context) error {
 			first = f
 		}
 		findings += n
-		if format == "json" {
+		switch {
+		case format == "json":
 			err = inspect.WriteSegmentsJSON(out, ps)
-		} else {
-			if i > 0 {
+		case format == "tsv":
+			// One table for the whole run: the header once, each partition
+			// after its "# DIR" comment line, no blank line between.
+			w := styled(c, out, format).(*dump.StyledWriter)
+			w.Style.SameHeader = tables > 0
+			err = inspect.WriteSegmentsTable(w, ps)
+		default:
+			if tables > 0 {
 				out.WriteString("\n")
 			}
 			err = inspect.WriteSegmentsTable(styled(c, out, format), ps)
 		}
+		tables++
 		if err != nil {
 			return viewError("segments", err)
 		}
@@ -385,6 +394,15 @@ func runFind(c *cli.Context) error {
 	res, err := inspect.FindContext(c.Context, d, q, inspect.FindOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), Record: recOpts})
 	if err != nil {
 		if errors.Is(err, inspect.ErrOffsetOutOfRange) {
+			if format == "json" {
+				// An answer, as fetch --json prints its OFFSET_OUT_OF_RANGE
+				// response: a script reads found false, not an empty stdout.
+				none := &inspect.FindResult{Type: "find", Dir: args[0], Query: "offset", Target: q.Offset,
+					Lookups: []inspect.FindLookup{}, Problems: []inspect.ViewProblem{}}
+				if werr := writeView(c.App.Writer, func(w io.Writer) error { return inspect.WriteFindJSON(w, none) }); werr != nil {
+					return viewError("find", werr)
+				}
+			}
 			return fail("find", err)
 		}
 		return viewError("find", err)
