@@ -76,7 +76,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // run is main without os.Exit: tests call it with buffers. A run stopped
 // by a signal exits 128+N (130 for SIGINT, 143 for SIGTERM) and says on
 // stderr that its output is partial, unless a signal is the command's
-// normal stop (serve: signalIsStop).
+// normal stop (serve: signalIsStop) or ends a follower (signalEndsFollow).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := &stdoutWriter{w: stdout}
 	code := runApp(ctx, args, stdin, out, stderr)
@@ -145,7 +145,11 @@ func runApp(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	err := app.RunContext(ctx, args)
 	if sig := interrupted(ctx); sig != nil && app.Metadata[signalStopsKey] != true {
-		fmt.Fprintln(stderr, "klog: "+sig.Error()+": stopped at a record boundary; the output is partial")
+		if app.Metadata[signalEndsFollowKey] == true {
+			fmt.Fprintln(stderr, "klog: "+sig.Error()+": stopped following")
+		} else {
+			fmt.Fprintln(stderr, "klog: "+sig.Error()+": stopped at a record boundary; the output is partial")
+		}
 		return exitCode(sig)
 	}
 	return report(stderr, err)

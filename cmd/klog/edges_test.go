@@ -576,3 +576,50 @@ func TestStdoutWriteError(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowersStopOnSignal: tail and fetch --follow are stopped by a
+// signal as their normal end: 130/143 as the exit-code table says, and
+// stderr says they stopped following, not that the output is partial.
+func TestFollowersStopOnSignal(t *testing.T) {
+	dir, err := os.MkdirTemp("", "klog-follow-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin := klogBinary(t, dir)
+	part := filepath.Join(dir, "t-0")
+	produce := exec.Command(bin, "produce", part)
+	produce.Stdin = strings.NewReader("a\nb\n")
+	if out, err := produce.CombinedOutput(); err != nil {
+		t.Fatalf("produce: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		args []string
+	}{
+		{syscall.SIGINT, 130, []string{"tail", part}},
+		{syscall.SIGTERM, 143, []string{"tail", "--json", part}},
+		{syscall.SIGINT, 130, []string{"fetch", "--follow", part}},
+	} {
+		cmd := exec.Command(bin, c.args...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond)
+		cmd.Process.Signal(c.sig)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != c.code {
+			t.Errorf("%v after %v: exit %d, want %d\n%s", c.args, c.sig, code, c.code, errb.String())
+		}
+		if !strings.Contains(errb.String(), "stopped following") || strings.Contains(errb.String(), "partial") {
+			t.Errorf("%v: stderr %q, want it to say it stopped following (and not partial)", c.args, errb.String())
+		}
+		if out.Len() == 0 {
+			t.Errorf("%v: printed nothing before the signal", c.args)
+		}
+	}
+}

@@ -120,6 +120,20 @@ func signalIsStop(c *cli.Context) {
 	signalStopsServer.Store(true)
 }
 
+const signalEndsFollowKey = "klog.signalEndsFollow"
+
+// signalEndsFollow marks the running command as a follower (tail, fetch
+// --follow): a signal is how one stops, so it still exits 128+N (the
+// exit-code table's 130/143, as tail -f does) but stderr says it stopped
+// following, not that its output is partial: every line it printed is
+// whole.
+func signalEndsFollow(c *cli.Context) {
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[signalEndsFollowKey] = true
+}
+
 // interrupted returns the signal error when ctx was cancelled by one.
 func interrupted(ctx context.Context) error {
 	var sig *signalError

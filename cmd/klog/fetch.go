@@ -76,6 +76,7 @@ func runFetch(c *cli.Context) error {
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	if c.Bool(fetchFollowFlag.Name) {
+		signalEndsFollow(c)
 		return follow(c, dir, iso, offset, out)
 	}
 	l, err := fetch.Open(dir)

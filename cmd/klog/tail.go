@@ -139,6 +139,7 @@ func runTail(c *cli.Context) error {
 	if c.Bool(tailJSONFlag.Name) && c.Bool(tailTableFlag.Name) {
 		return usageError("tail: --json and --table exclude each other")
 	}
+	signalEndsFollow(c)
 	opts, err := tailOptions(c)
 	if err != nil {
 		return err
