@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -144,6 +147,13 @@ func runTail(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A path that is not there is said and the others are followed, as
+	// verify and the views read the rest; the run then ends with exit 2
+	// (unless a signal ends it: 130/143). None left is exit 2 at once.
+	paths, missing := existingPaths(c.App.ErrWriter, "tail", paths)
+	if len(paths) == 0 {
+		return &exitError{code: ExitTrouble}
+	}
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
 	if d := c.Duration(tailTimeoutFlag.Name); d > 0 {
@@ -169,13 +179,33 @@ func runTail(c *cli.Context) error {
 	if werr != nil {
 		return fail("tail", werr)
 	}
-	if errors.Is(err, tail.ErrUnreadable) {
+	if errors.Is(err, tail.ErrUnreadable) || err == nil && missing {
 		return &exitError{code: ExitTrouble}
 	}
 	if err != nil {
 		return fail("tail", err)
 	}
 	return nil
+}
+
+// existingPaths says on w each path that cannot be stat'ed (naming it and
+// why, once) and returns the others; missing reports whether any was left
+// out.
+func existingPaths(w io.Writer, cmd string, paths []string) (kept []string, missing bool) {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			why := err.Error()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				why = pe.Err.Error()
+			}
+			fmt.Fprintf(w, "klog: %s: %s: %s\n", cmd, p, why)
+			missing = true
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept, missing
 }
 
 // tailRenderer is one output form of klog tail.
