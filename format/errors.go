@@ -41,9 +41,24 @@ type PosError struct {
 	Msg      string // human description; Kafka's wording where Kafka has one
 }
 
-// Error renders "msg: field: expected E, actual A (at pos P, offset O)".
+// Error renders "msg: field: expected E, actual A (at position P, offset O)".
 func (e *PosError) Error() string {
-	b := make([]byte, 0, 128)
+	b := e.appendReason(make([]byte, 0, 128))
+	b = append(b, " (at position "...)
+	b = strconv.AppendInt(b, e.Pos, 10)
+	if e.Offset >= 0 {
+		b = append(b, ", offset "...)
+		b = strconv.AppendInt(b, e.Offset, 10)
+	}
+	b = append(b, ')')
+	return string(b)
+}
+
+// Reason is Error without the position and offset, for a report that
+// prints those fields itself.
+func (e *PosError) Reason() string { return string(e.appendReason(nil)) }
+
+func (e *PosError) appendReason(b []byte) []byte {
 	if e.Msg != "" {
 		b = append(b, e.Msg...)
 	} else {
@@ -65,14 +80,7 @@ func (e *PosError) Error() string {
 		b = append(b, ", actual "...)
 		b = appendAny(b, e.Actual)
 	}
-	b = append(b, " (at position "...)
-	b = strconv.AppendInt(b, e.Pos, 10)
-	if e.Offset >= 0 {
-		b = append(b, ", offset "...)
-		b = strconv.AppendInt(b, e.Offset, 10)
-	}
-	b = append(b, ')')
-	return string(b)
+	return b
 }
 
 // Unwrap returns the kind, so errors.Is(err, ErrChecksum) works.

@@ -106,12 +106,16 @@ func Classify(err error, stage Stage) Kind {
 
 // ProblemAt is the finding for a format error: its kind (Classify), and
 // the position, offset and message the error carries (pos and offset when
-// it carries none).
+// it carries none); the message does not repeat the position and offset.
 func ProblemAt(err error, stage Stage, pos, offset int64) Problem {
 	p := Problem{Kind: Classify(err, stage), Position: pos, Offset: offset, Message: err.Error()}
 	var pe *format.PosError
 	if errors.As(err, &pe) {
 		p.Position, p.Offset = pe.Pos, pe.Offset
+		if err == error(pe) {
+			// The problem carries the position and offset itself.
+			p.Message = pe.Reason()
+		}
 	}
 	return p
 }
