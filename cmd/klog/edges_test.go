@@ -210,13 +210,7 @@ func TestExitCodeTable(t *testing.T) {
 // second, with exit 130 or 143, whole lines on stdout and a note that the
 // output is partial.
 func TestSignals(t *testing.T) {
-	dir, err := os.MkdirTemp("", "klog-signals-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	bin := klogBinary(t, dir)
+	dir, bin := subprocessDir(t, "klog-signals-")
 	part := filepath.Join(dir, "t-0")
 	os.Mkdir(part, 0o755)
 	bomb, err := hostile.OffsetDeltaBomb(4_000_000)
@@ -285,13 +279,7 @@ func TestSignals(t *testing.T) {
 // Before, the read of stdin did not see the signal and the fallback exit
 // ("did not stop within a second") ended the process after 808 ms.
 func TestSignalsStdinOpen(t *testing.T) {
-	dir, err := os.MkdirTemp("", "klog-signals-stdin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	bin := klogBinary(t, dir)
+	dir, bin := subprocessDir(t, "klog-signals-stdin-")
 	seg, err := os.ReadFile(segments(t, "kafka-written", "v2-none", "00000000000000000000.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -581,13 +569,7 @@ func TestStdoutWriteError(t *testing.T) {
 // signal as their normal end: 130/143 as the exit-code table says, and
 // stderr says they stopped following, not that the output is partial.
 func TestFollowersStopOnSignal(t *testing.T) {
-	dir, err := os.MkdirTemp("", "klog-follow-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	bin := klogBinary(t, dir)
+	dir, bin := subprocessDir(t, "klog-follow-")
 	part := filepath.Join(dir, "t-0")
 	produce := exec.Command(bin, "produce", part)
 	produce.Stdin = strings.NewReader("a\nb\n")
@@ -622,4 +604,16 @@ func TestFollowersStopOnSignal(t *testing.T) {
 			t.Errorf("%v: printed nothing before the signal", c.args)
 		}
 	}
+}
+
+// subprocessDir is a world-readable temporary directory for a test that runs
+// the klog binary as a subprocess, removed at the end, and the binary.
+func subprocessDir(t *testing.T, prefix string) (dir, bin string) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	return dir, klogBinary(t, dir)
 }
