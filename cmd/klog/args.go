@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -167,4 +168,30 @@ func flagTakesValue(f cli.Flag) bool {
 		return d.TakesValue()
 	}
 	return true
+}
+
+// partitionDirArg is a writing or fetching command's partition directory:
+// the one DIR argument, as every reading command takes it, or --log DIR
+// (both may be given if they name the same directory). hint ends the usage
+// line; dashWhy says why DIR may not be "-" (stdin everywhere else, never a
+// directory named "-").
+func partitionDirArg(c *cli.Context, cmd, logFlag, hint, dashWhy string) (string, error) {
+	how := "give the partition directory once: klog " + cmd + " DIR (or --" + logFlag + " DIR)" + hint
+	args := c.Args().Slice()
+	dir := c.String(logFlag)
+	switch {
+	case len(args) > 1:
+		return "", usageError("%s: %d arguments %q: %s", cmd, len(args), args, how)
+	case len(args) == 1 && c.IsSet(logFlag) && filepath.Clean(args[0]) != filepath.Clean(dir):
+		return "", usageError("%s: --%s %q and DIR %q differ: %s", cmd, logFlag, dir, args[0], how)
+	case len(args) == 1:
+		dir = args[0]
+	}
+	if dir == "" {
+		return "", usageError("%s: no DIR given: %s", cmd, how)
+	}
+	if dir == "-" {
+		return "", usageError("%s: DIR is -: %s", cmd, dashWhy)
+	}
+	return dir, nil
 }
