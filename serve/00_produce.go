@@ -1,5 +1,20 @@
 package serve
 
+// Produce, key 0: v0-v12 advertised; v3-v12 answered, v0-v2 refused.
+//
+// Version notes (ProduceRequest.json):
+//   - v0-v2: message formats 0 and 1, removed in Kafka 4.0; decoded only to
+//     be answered UNSUPPORTED_VERSION (advertised from 0 for librdkafka's
+//     compression check, KAFKA-18659).
+//   - v3: TransactionalID and the v2 record batch format (KIP-98).
+//   - v4: KAFKA_STORAGE_ERROR may be returned; v5, v6: as v3.
+//   - v7: zstd batches (KIP-110).
+//   - v8: per-record errors and ErrorMessage in the response (KIP-467).
+//   - v9: flexible; v10: as v9 (KIP-951's leader hints are tagged).
+//   - v11: TRANSACTION_ABORTABLE (KIP-890); v12: transactions v2 adds the
+//     partition to the transaction implicitly (KIP-890).
+//   - v13 (topic ids, KIP-516) is not served.
+
 import (
 	"encoding/binary"
 	"errors"
@@ -10,6 +25,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+func init() { register(0, 0, 12, (*conn).handleProduce) }
 
 // errReadOnlyAcks0 closes the connection of an acks=0 producer a read-only
 // server cannot answer: with acks=0 the only way to tell it is to close

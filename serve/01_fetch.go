@@ -1,5 +1,22 @@
 package serve
 
+// Fetch, key 1: v4-v12.
+//
+// Version notes (FetchRequest.json):
+//   - v0-v3 (message formats 0 and 1; v3 adds the response MaxBytes) are
+//     not served: librdkafka needs ∋4 for the v2 record format.
+//   - v4: IsolationLevel, the last stable offset and aborted transactions.
+//   - v5: LogStartOffset in the response; v6: as v5.
+//   - v7: fetch sessions (KIP-227): SessionID 0 only here, any other is
+//     FETCH_SESSION_ID_NOT_FOUND.
+//   - v8: as v7; v9: CurrentLeaderEpoch (KIP-320); v10: zstd (KIP-110).
+//   - v11: RackID and PreferredReadReplica (KIP-392; always -1 here).
+//   - v12: flexible, LastFetchedEpoch (KIP-595).
+//   - v13+ (topics by id only, KIP-516) are not served.
+//
+// The response is written by fetchResponse.writeFrame, not encoded by kmsg:
+// the record bytes go from the segment files to the socket.
+
 import (
 	"encoding/binary"
 	"errors"
@@ -12,6 +29,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+func init() { register(1, 4, 12, (*conn).handleFetch) }
 
 // fetchPart is one partition's answer: offsets, error, aborted
 // transactions and the file range of its records.
@@ -30,18 +49,17 @@ type fetchPart struct {
 }
 
 // handleFetch serves a Fetch with package fetch's read path, long-polling
-// (MinBytes, MaxWaitMillis) on appends, and writes the response itself:
-// the encoded fields, then each partition's record bytes straight from the
-// segment file. It returns the response size and first error code.
-func (cn *conn) handleFetch(h header, r *kmsg.FetchRequest) (int, int16, error) {
+// (MinBytes, MaxWaitMillis) on appends. It answers with a fetchResponse,
+// which writes the encoded fields and then each partition's record bytes
+// straight from the segment file.
+func (cn *conn) handleFetch(r *kmsg.FetchRequest) (kmsg.Response, error) {
 	s := cn.s
 	if r.Version >= 7 && r.SessionID != 0 {
 		// Fetch sessions (KIP-227) are not offered: every SessionID we
 		// hand out is 0, so any other is unknown.
 		resp := r.ResponseKind().(*kmsg.FetchResponse)
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		err := cn.writeResponse(h, resp)
-		return len(cn.out), resp.ErrorCode, err
+		return resp, nil
 	}
 	iso := fetch.ReadUncommitted
 	if r.IsolationLevel == 1 {
@@ -75,7 +93,19 @@ func (cn *conn) handleFetch(h header, r *kmsg.FetchRequest) (int, int16, error) 
 		parts = cn.readAll(r, iso, parts[:0])
 		break
 	}
-	return cn.writeFetch(h, r, parts)
+	return &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), req: r, parts: parts}, nil
+}
+
+// fetchResponse is a Fetch answer as file ranges: it writes its own frame
+// (frameWriter). The embedded kmsg response only carries the version.
+type fetchResponse struct {
+	*kmsg.FetchResponse
+	req   *kmsg.FetchRequest
+	parts []fetchPart
+}
+
+func (f *fetchResponse) writeFrame(cn *conn, correlation int32) (int, int16, error) {
+	return cn.writeFetch(correlation, f.req, f.parts)
 }
 
 // readAll reads every requested partition, as ReplicaManager.readFromLog
@@ -142,10 +172,10 @@ func (p *part) read(req fetch.Request) (*fetch.Fetched, error) {
 // writeFetch encodes a Fetch response v4-v12 around the partitions' file
 // ranges (FetchResponse.json): the frame size is known up front because
 // each range's size is.
-func (cn *conn) writeFetch(h header, r *kmsg.FetchRequest, parts []fetchPart) (int, int16, error) {
+func (cn *conn) writeFetch(correlation int32, r *kmsg.FetchRequest, parts []fetchPart) (int, int16, error) {
 	flex := r.Version >= 12
 	b := append(cn.out[:0], 0, 0, 0, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(h.correlation))
+	b = binary.BigEndian.AppendUint32(b, uint32(correlation))
 	if flex {
 		b = append(b, 0) // response header v1 tags
 	}

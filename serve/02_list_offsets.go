@@ -1,5 +1,20 @@
 package serve
 
+// ListOffsets, key 2: v0-v10.
+//
+// Version notes (ListOffsetsRequest.json):
+//   - v0: MaxNumOffsets and a list of offsets (OldStyleOffsets).
+//   - v1: one offset and its timestamp per partition.
+//   - v2: IsolationLevel (read_committed answers up to the last stable
+//     offset); v3: as v2.
+//   - v4: CurrentLeaderEpoch, and the answer's LeaderEpoch; v5: as v4.
+//   - v6: flexible.
+//   - v7: -3, the max timestamp (KIP-734).
+//   - v8: -4, the earliest local offset (KIP-405).
+//   - v9: -5, the latest tiered offset (KIP-1005).
+//   - v10: TimeoutMillis for remote lookups (KIP-1075).
+//   - v11 (-6, earliest pending upload) is not served.
+
 import (
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/partition"
@@ -7,11 +22,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+func init() { register(2, 0, 10, (*conn).handleListOffsets) }
+
 // handleListOffsets answers earliest, latest, max-timestamp and timestamp
 // queries through the broker's lookup (partition.Log.ListOffsets: the
 // .timeindex, then the segment), bounded by the high watermark or, for
 // read_committed, the last stable offset.
-func (cn *conn) handleListOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
+func (cn *conn) handleListOffsets(r *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	iso := fetch.ReadUncommitted
 	if r.IsolationLevel == 1 {
@@ -50,7 +67,7 @@ func (cn *conn) handleListOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
 		}
 		resp.Topics = append(resp.Topics, t)
 	}
-	return resp
+	return resp, nil
 }
 
 // listOffsets runs the lookup under the partition lock, bounded by the

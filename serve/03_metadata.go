@@ -1,15 +1,30 @@
 package serve
 
+// Metadata, key 3: v0-v12.
+//
+// Version notes (MetadataRequest.json):
+//   - v0: an empty topic list means every topic; v1+: null means every
+//     topic, empty means none; v1 adds the controller and rack; v2 the
+//     cluster id; v3 throttle time; v4 AllowAutoTopicCreation.
+//   - v5: offline replicas; v7: each partition's leader epoch.
+//   - v8: authorized operations may be asked for (answered as not
+//     computed).
+//   - v9: flexible; v10: topic ids in the answer; v11 drops the cluster's
+//     authorized operations (KIP-700); v12: topics may be asked by id.
+//   - v13 (a top-level error code, KIP-1102) is not served.
+
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+func init() { register(3, 0, 12, (*conn).handleMetadata) }
+
 // handleMetadata describes this one broker (node cfg.NodeID, the leader
 // and only replica of every partition) and the requested topics, or all
 // of them. A writable server creates a missing topic with one partition
 // when the client allows it (auto.create.topics.enable).
-func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) kmsg.Response {
+func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 	s := cn.s
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	host, port := s.advertised()
@@ -77,5 +92,5 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) kmsg.Response {
 		}
 		resp.Topics = append(resp.Topics, mt)
 	}
-	return resp
+	return resp, nil
 }

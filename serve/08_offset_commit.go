@@ -1,13 +1,27 @@
 package serve
 
+// OffsetCommit, key 8: v0-v9.
+//
+// Version notes (OffsetCommitRequest.json):
+//   - v0: group and offsets only (a simple commit, no member checks).
+//   - v1: generation and member id, and a per-partition commit timestamp.
+//   - v2: a retention time instead of the timestamp; v3, v4: as v2.
+//   - v5: the retention time goes (offsets.retention.minutes decides).
+//   - v6: each partition's leader epoch.
+//   - v7: GroupInstanceID (KIP-345).
+//   - v8: flexible; v9: usable with the consumer protocol (KIP-848).
+//   - v10 (topic ids) is not served.
+
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+func init() { register(8, 0, 9, (*conn).handleOffsetCommit) }
+
 // handleOffsetCommit stores offsets in __consumer_offsets-N (Kafka's
 // record format) after the group's member and generation checks.
-func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) kmsg.Response {
+func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
 	commits := map[tp]committed{}
 	codes := map[tp]int16{}
@@ -51,5 +65,5 @@ func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) kmsg.Response {
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp
+	return resp, nil
 }

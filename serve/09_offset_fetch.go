@@ -1,14 +1,30 @@
 package serve
 
+// OffsetFetch, key 9: v0-v9.
+//
+// Version notes (OffsetFetchRequest.json):
+//   - v0: offsets from ZooKeeper (answered from __consumer_offsets here).
+//   - v1: offsets from __consumer_offsets.
+//   - v2: a null topic list asks for every committed partition, and a
+//     top-level error code; v3-v5: as v2 (v3 adds throttle time, v5 the
+//     committed leader epoch).
+//   - v6: flexible; v7: RequireStable (wait out pending transactional
+//     commits).
+//   - v8: several groups in one request.
+//   - v9: MemberID and MemberEpoch for the consumer protocol (KIP-848).
+//   - v10 (topic ids) is not served.
+
 import (
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+func init() { register(9, 0, 9, (*conn).handleOffsetFetch) }
+
 // handleOffsetFetch returns committed offsets: -1 for a partition without
 // one; every committed partition when no topics are named (v2+).
-func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) kmsg.Response {
+func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if r.Version < 8 {
 		topics := make([]reqTopic, 0, len(r.Topics))
@@ -30,7 +46,7 @@ func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) kmsg.Response {
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		return resp
+		return resp, nil
 	}
 	for _, g := range r.Groups {
 		rg := kmsg.NewOffsetFetchResponseGroup()
@@ -53,7 +69,7 @@ func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) kmsg.Response {
 		}
 		resp.Groups = append(resp.Groups, rg)
 	}
-	return resp
+	return resp, nil
 }
 
 type reqTopic struct {

@@ -1,13 +1,26 @@
 package serve
 
+// FindCoordinator, key 10: v0-v6.
+//
+// Version notes (FindCoordinatorRequest.json):
+//   - v0: a group's coordinator.
+//   - v1: KeyType (0 group, 1 transaction), throttle time and an error
+//     message; v2: as v1.
+//   - v3: flexible.
+//   - v4: several keys in one request (CoordinatorKeys, KIP-699).
+//   - v5: TRANSACTION_ABORTABLE (KIP-890).
+//   - v6: key type 2, share groups (KIP-932).
+
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+func init() { register(10, 0, 6, (*conn).handleFindCoordinator) }
+
 // handleFindCoordinator names this broker as every group's coordinator.
 // Transaction coordinators are not offered (no transactions coordinator).
-func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) kmsg.Response {
+func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	host, port := cn.s.advertised()
 	code := int16(0)
@@ -24,7 +37,7 @@ func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) kmsg.Respo
 		} else {
 			resp.NodeID = -1
 		}
-		return resp
+		return resp, nil
 	}
 	for _, k := range r.CoordinatorKeys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
@@ -36,5 +49,5 @@ func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) kmsg.Respo
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
-	return resp
+	return resp, nil
 }

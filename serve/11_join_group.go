@@ -1,5 +1,19 @@
 package serve
 
+// JoinGroup, key 11: v0-v9.
+//
+// Version notes (JoinGroupRequest.json):
+//   - v0: the session timeout is also the rebalance timeout.
+//   - v1: RebalanceTimeoutMillis; v2: throttle time; v3: as v2.
+//   - v4: a new member first gets MEMBER_ID_REQUIRED with its id and joins
+//     again with it (KIP-394).
+//   - v5: GroupInstanceID, static membership (KIP-345).
+//   - v6: flexible.
+//   - v7: ProtocolType and Protocol in the response (KIP-559).
+//   - v8: Reason (KIP-800).
+//   - v9: SkipAssignment in the response (for the KIP-848 coordinator;
+//     always false here).
+
 import (
 	"net"
 	"time"
@@ -7,9 +21,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+func init() { register(11, 0, 9, (*conn).handleJoinGroup) }
+
 // handleJoinGroup joins the classic group protocol; it parks until the
 // rebalance completes (every member rejoined, or the rebalance timeout).
-func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) kmsg.Response {
+func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 	jr := joinRequest{group: r.Group, memberID: r.MemberID, instanceID: r.InstanceID,
 		session: time.Duration(r.SessionTimeoutMillis) * time.Millisecond, rebalance: time.Duration(r.RebalanceTimeoutMillis) * time.Millisecond,
@@ -33,7 +49,7 @@ func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) kmsg.Response {
 			resp.Members = append(resp.Members, rm)
 		}
 	}
-	return resp
+	return resp, nil
 }
 
 // clientHost is the member's host as the coordinator records it

@@ -1,14 +1,28 @@
 package serve
 
+// InitProducerId, key 22: v0-v5.
+//
+// Version notes (InitProducerIdRequest.json):
+//   - v0: TransactionalID (null for an idempotent producer) and the
+//     transaction timeout; v1: as v0.
+//   - v2: flexible.
+//   - v3: ProducerID and ProducerEpoch, to bump the epoch after an error
+//     (KIP-360).
+//   - v4: PRODUCER_FENCED (KIP-588).
+//   - v5: TRANSACTION_ABORTABLE (KIP-890).
+//   - v6 (two-phase commit, KIP-939) is not served.
+
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+func init() { register(22, 0, 5, (*conn).handleInitProducerID) }
+
 // handleInitProducerID gives idempotent producers an id and epoch 0. A
 // transactional id is refused: klog serve has no transaction coordinator.
 // A read-only server refuses every producer.
-func (cn *conn) handleInitProducerID(r *kmsg.InitProducerIDRequest) kmsg.Response {
+func (cn *conn) handleInitProducerID(r *kmsg.InitProducerIDRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	switch {
@@ -27,5 +41,5 @@ func (cn *conn) handleInitProducerID(r *kmsg.InitProducerIDRequest) kmsg.Respons
 	default:
 		resp.ProducerID, resp.ProducerEpoch = cn.s.allocPID(), 0
 	}
-	return resp
+	return resp, nil
 }

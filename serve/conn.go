@@ -126,8 +126,9 @@ func (cn *conn) serveOne() error {
 	return err
 }
 
-// parseRequest splits a frame into its header and decoded body. ApiVersions
-// at an unknown version comes back with a nil request (KIP-511).
+// parseRequest splits a frame into its header and decoded body. An
+// ApiVersions request at a version this server does not know comes back
+// undecoded, with only its version set: the handler answers it (KIP-511).
 func parseRequest(frame []byte) (header, kmsg.Request, error) {
 	var h header
 	if len(frame) < 8 {
@@ -150,10 +151,10 @@ func parseRequest(frame []byte) (header, kmsg.Request, error) {
 		h.clientID = string(rest[:n])
 		rest = rest[n:]
 	}
-	_, ok := supported(h.key, h.version)
+	a, ok := supported(h.key, h.version)
 	if !ok {
-		if h.key == apiVersionsKey {
-			return h, nil, nil
+		if a != nil && h.key == apiVersionsKey {
+			return h, &kmsg.ApiVersionsRequest{Version: h.version}, nil
 		}
 		return h, nil, errUnsupported
 	}
@@ -194,53 +195,14 @@ func skipTags(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// dispatch runs a handler and writes its response.
+// dispatch runs the key's handler and writes its response.
 func (cn *conn) dispatch(h header, req kmsg.Request, start time.Time) error {
-	if req == nil {
-		// KIP-511: an ApiVersions version we do not know gets the v0
-		// body with UNSUPPORTED_VERSION so the client retries lower.
-		resp := apiVersionsResponse(0)
-		resp.ErrorCode = errUnsupportedVersion
-		err := cn.writeResponseAt(h, resp, 0)
-		cn.logRequest(h, start, resp.ErrorCode, len(cn.out))
-		return err
-	}
 	cn.clientID = h.clientID
-	var resp kmsg.Response
-	var err error
-	switch r := req.(type) {
-	case *kmsg.ProduceRequest:
-		resp, err = cn.handleProduce(r)
-	case *kmsg.FetchRequest:
-		// Fetch writes its own response (header, then file ranges).
-		n, code, ferr := cn.handleFetch(h, r)
-		cn.logRequest(h, start, code, n)
-		return ferr
-	case *kmsg.ListOffsetsRequest:
-		resp = cn.handleListOffsets(r)
-	case *kmsg.MetadataRequest:
-		resp = cn.handleMetadata(r)
-	case *kmsg.OffsetCommitRequest:
-		resp = cn.handleOffsetCommit(r)
-	case *kmsg.OffsetFetchRequest:
-		resp = cn.handleOffsetFetch(r)
-	case *kmsg.FindCoordinatorRequest:
-		resp = cn.handleFindCoordinator(r)
-	case *kmsg.JoinGroupRequest:
-		resp = cn.handleJoinGroup(r)
-	case *kmsg.HeartbeatRequest:
-		resp = cn.handleHeartbeat(r)
-	case *kmsg.LeaveGroupRequest:
-		resp = cn.handleLeaveGroup(r)
-	case *kmsg.SyncGroupRequest:
-		resp = cn.handleSyncGroup(r)
-	case *kmsg.ApiVersionsRequest:
-		resp = cn.handleApiVersions(r)
-	case *kmsg.InitProducerIDRequest:
-		resp = cn.handleInitProducerID(r)
-	default:
-		err = errUnsupported
+	a, _ := supported(h.key, h.version)
+	if a == nil {
+		return errUnsupported
 	}
+	resp, err := a.handle(cn, req)
 	if err != nil {
 		cn.logError(h, err.Error())
 		return err
@@ -250,20 +212,21 @@ func (cn *conn) dispatch(h header, req kmsg.Request, start time.Time) error {
 		cn.logRequest(h, start, 0, 0)
 		return nil
 	}
+	if w, ok := resp.(frameWriter); ok {
+		n, code, err := w.writeFrame(cn, h.correlation)
+		cn.logRequest(h, start, code, n)
+		return err
+	}
 	werr := cn.writeResponse(h, resp)
-	cn.logRequest(h, start, responseError(resp), len(cn.out))
+	if cn.s.cfg.RequestLog != nil {
+		cn.logRequest(h, start, firstErrorCode(resp), len(cn.out))
+	}
 	return werr
 }
 
-// writeResponse frames and writes a kmsg response.
+// writeResponse frames and writes a kmsg response at its own version
+// (ResponseKind's, or v0 for KIP-511's ApiVersions answer).
 func (cn *conn) writeResponse(h header, resp kmsg.Response) error {
-	return cn.writeResponseAt(h, resp, h.version)
-}
-
-// writeResponseAt writes resp at a version (KIP-511 answers ApiVersions at
-// v0 whatever was asked).
-func (cn *conn) writeResponseAt(h header, resp kmsg.Response, version int16) error {
-	resp.SetVersion(version)
 	out := append(cn.out[:0], 0, 0, 0, 0)
 	out = binary.BigEndian.AppendUint32(out, uint32(h.correlation))
 	// Response header v1 (a tag section) for flexible versions, except
@@ -279,33 +242,6 @@ func (cn *conn) writeResponseAt(h header, resp kmsg.Response, version int16) err
 	}
 	_, err := cn.c.Write(out)
 	return err
-}
-
-// responseError picks a top-level or first error code for the request log.
-func responseError(resp kmsg.Response) int16 {
-	switch r := resp.(type) {
-	case *kmsg.ApiVersionsResponse:
-		return r.ErrorCode
-	case *kmsg.JoinGroupResponse:
-		return r.ErrorCode
-	case *kmsg.SyncGroupResponse:
-		return r.ErrorCode
-	case *kmsg.HeartbeatResponse:
-		return r.ErrorCode
-	case *kmsg.LeaveGroupResponse:
-		return r.ErrorCode
-	case *kmsg.InitProducerIDResponse:
-		return r.ErrorCode
-	case *kmsg.ProduceResponse:
-		for _, t := range r.Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					return p.ErrorCode
-				}
-			}
-		}
-	}
-	return 0
 }
 
 // decodeUUID parses Kafka's Uuid.toString (22 characters of URL-safe

@@ -14,7 +14,7 @@ import (
 // Produce carrying a real Kafka-written batch from testdata.
 func seedRequests(tb testing.TB) [][]byte {
 	var seeds [][]byte
-	for _, a := range apis {
+	for _, a := range served() {
 		for v := int16(0); v <= a.max; v++ {
 			req := kmsg.RequestForKey(a.key)
 			req.SetVersion(v)
@@ -98,4 +98,23 @@ func FuzzHandlers(f *testing.F) {
 		}
 		cn.dispatch(h, req, time.Now())
 	})
+}
+
+// TestRegisterRefusesMistakes: a key registered twice, or with a handler
+// of another key's request type, stops the program at start.
+func TestRegisterRefusesMistakes(t *testing.T) {
+	for name, f := range map[string]func(){
+		"twice":      func() { register(12, 0, 4, (*conn).handleHeartbeat) },
+		"wrong type": func() { register(94, 0, 0, (*conn).handleHeartbeat) },
+		"past kmsg":  func() { register(93, 0, 99, (*conn).handleHeartbeat) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", name)
+				}
+			}()
+			f()
+		}()
+	}
 }

@@ -6,7 +6,11 @@
 //
 // Requests and responses are decoded and encoded with franz-go's kmsg;
 // the handlers are klog's own, one file per API key (00_produce.go,
-// 01_fetch.go, ...). Fetch is package fetch's read path (the same code as
+// 01_fetch.go, ...), each starting with its version notes and registering
+// its key, version range and handler in an init function (api.go): the
+// registrations are the ApiVersions table and the dispatch, so a new key
+// is one new file. Every handler has one type, func(*conn, *kmsg.XRequest)
+// (kmsg.Response, error). Fetch is package fetch's read path (the same code as
 // `klog fetch`), and its record bytes go from the segment file to the socket
 // with sendfile where the platform allows. Produce goes through package
 // produce's Appender.
