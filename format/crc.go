@@ -17,3 +17,6 @@ func UpdateC(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli,
 // ChecksumIEEE returns the CRC-32 (IEEE) of b: the checksum of v0/v1
 // messages (java.util.zip.CRC32).
 func ChecksumIEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
+
+// UpdateIEEE continues a CRC-32 (IEEE) over more bytes.
+func UpdateIEEE(crc uint32, b []byte) uint32 { return crc32.Update(crc, crc32.IEEETable, b) }

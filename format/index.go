@@ -42,6 +42,14 @@ func (x *OffsetIndex) Entry(i int) IndexEntry {
 	return ParseIndexEntry(x.Data[i*OffsetIndexEntrySize:], x.BaseOffset)
 }
 
+// FitsSegment is AbstractIndex.toRelative's test: offset minus a segment's
+// base offset is not negative and fits the int32 of an index entry, so the
+// segment can hold the offset.
+func FitsSegment(offset, base int64) bool {
+	rel := offset - base
+	return rel >= 0 && rel <= maxInt32
+}
+
 // ParseIndexEntry decodes the offset index entry at the start of e (at
 // least OffsetIndexEntrySize bytes) of an index whose base offset is base:
 // a 4-byte offset relative to base and a 4-byte position (OffsetIndex's

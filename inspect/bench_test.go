@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/verifytest"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -118,7 +119,7 @@ func BenchmarkDiffVsVerify(b *testing.B) {
 			b.Run("op=verify", func(b *testing.B) {
 				b.SetBytes(size)
 				for b.Loop() {
-					rep, err := verify.Run(context.Background(), []string{a}, verify.Options{})
+					rep, err := verifytest.Run(context.Background(), []string{a}, verify.Options{})
 					if err != nil || rep.Findings() != 0 {
 						b.Fatal(err, rep.Findings())
 					}
@@ -139,7 +140,7 @@ func BenchmarkDiffVsVerify(b *testing.B) {
 				var ratios []float64
 				for b.Loop() {
 					t0 := time.Now()
-					rep, err := verify.Run(context.Background(), []string{a}, verify.Options{})
+					rep, err := verifytest.Run(context.Background(), []string{a}, verify.Options{})
 					if err != nil || rep.Findings() != 0 {
 						b.Fatal(err, rep.Findings())
 					}

@@ -170,12 +170,11 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 	}
 	reports := map[string]*verify.FileReport{}
 	if len(idxPaths) > 0 {
-		rep, err := verify.Run(ctx, idxPaths, verify.Options{Jobs: opts.Jobs, MaxBatchBytes: opts.MaxBatchBytes, MaxDecompressedBytes: opts.MaxDecompressedBytes})
-		if err != nil {
-			return nil, err
-		}
-		for i := range rep.Files {
-			reports[rep.Files[i].Path] = &rep.Files[i]
+		for f, err := range verify.Files(ctx, idxPaths, verify.Options{Jobs: opts.Jobs, MaxBatchBytes: opts.MaxBatchBytes, MaxDecompressedBytes: opts.MaxDecompressedBytes}) {
+			if err != nil {
+				return nil, err
+			}
+			reports[f.Path] = f
 		}
 	}
 	sc := &segScanner{opts: opts}

@@ -5,13 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/klog-dev/klog/dump"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/internal/verifytest"
 
 	"github.com/klog-dev/klog/verify"
 )
@@ -190,7 +192,7 @@ func TestSegmentsAgreesWithVerify(t *testing.T) {
 			for _, s := range ps.Segments {
 				logs = append(logs, s.Log)
 			}
-			rep, err := verify.Run(context.Background(), logs, verify.Options{})
+			rep, err := verifytest.Run(context.Background(), logs, verify.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -46,6 +46,18 @@ func FileName(offset int64, suffix string) string {
 	return s + suffix
 }
 
+// IsSegmentFile reports whether the broker's log loading reads name as a
+// segment file (LogFileUtils.isLogFile, isIndexFile): a .log, .index,
+// .timeindex or .txnindex file, whose stem must then be an offset.
+func IsSegmentFile(name string) bool {
+	for _, s := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseFileName splits "<20 digits><suffix>" into offset and suffix. The
 // suffix is everything from the first dot ("….log.deleted" has suffix
 // ".log.deleted").

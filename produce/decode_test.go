@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/verifytest"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 	kafkago "github.com/segmentio/kafka-go/protocol"
@@ -305,9 +306,9 @@ func readKafkaGo(t testing.TB, batches []batchInfo) []rec {
 }
 
 // verifyClean runs verify on dir and fails on any finding.
-func verifyClean(t testing.TB, dir string) *verify.Report {
+func verifyClean(t testing.TB, dir string) *verifytest.Report {
 	t.Helper()
-	rep, err := verify.Run(context.Background(), []string{dir}, verify.Options{})
+	rep, err := verifytest.Run(context.Background(), []string{dir}, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

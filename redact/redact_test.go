@@ -14,6 +14,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/klogtest"
+	"github.com/klog-dev/klog/internal/verifytest"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/verify"
 )
@@ -233,7 +234,7 @@ func TestRedactVerifiesClean(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := verify.Run(context.Background(), []string{dst}, verify.Options{})
+			rep, err := verifytest.Run(context.Background(), []string{dst}, verify.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/internal/verifytest"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -80,7 +81,7 @@ func checkReplicas(t *testing.T, c *Cluster) {
 	hw := c.HighWatermark()
 	leader, _ := os.ReadFile(filepath.Join(c.Leader().Dir, "00000000000000000000.log"))
 	for _, b := range c.Brokers() {
-		rep, err := verify.Run(context.Background(), []string{filepath.Dir(b.Dir)}, verify.Options{})
+		rep, err := verifytest.Run(context.Background(), []string{filepath.Dir(b.Dir)}, verify.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

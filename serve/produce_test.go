@@ -16,6 +16,7 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/verifytest"
 	"github.com/klog-dev/klog/verify"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -33,7 +34,7 @@ var codecs = []struct {
 // verifyClean runs `klog verify` on a log dir and fails on any finding.
 func verifyClean(t testing.TB, dir string) {
 	t.Helper()
-	rep, err := verify.Run(context.Background(), []string{dir}, verify.Options{})
+	rep, err := verifytest.Run(context.Background(), []string{dir}, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,52 +11,8 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
-
-// genSegment writes a segment of uncompressed v2 batches of 1 KiB records
-// (16 per batch) of about size bytes into dir/name.
-func genSegment(tb testing.TB, dir string, base int64, size int64) string {
-	tb.Helper()
-	p := filepath.Join(dir, strconvPad(base)+".log")
-	f, err := os.Create(p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var c format.Compressor
-	recs := make([]format.Record, 16)
-	val := make([]byte, 1024)
-	for i := range val {
-		val[i] = byte('a' + i%26)
-	}
-	var buf []byte
-	off := base
-	for written := int64(0); written < size; {
-		for i := range recs {
-			recs[i] = format.Record{Offset: off + int64(i), Timestamp: 1700000000000 + off, Key: []byte("key"), Value: val}
-		}
-		h := &format.Batch{Magic: 2, BaseOffset: off, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
-		format.PrepareBatch(h, recs)
-		buf, err = c.AppendBatch(buf[:0], h, recs)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := f.Write(buf); err != nil {
-			tb.Fatal(err)
-		}
-		written += int64(len(buf))
-		off += int64(len(recs))
-	}
-	return p
-}
-
-func strconvPad(v int64) string {
-	s := strconv.FormatInt(v, 10)
-	for len(s) < 20 {
-		s = "0" + s
-	}
-	return s
-}
 
 var (
 	benchMu   sync.Mutex
@@ -86,7 +42,7 @@ func benchSegments(b *testing.B, n ...int) []string {
 		os.MkdirAll(benchDir, 0o755)
 	}
 	for i := int64(len(benchSegs)); i < int64(want); i++ {
-		benchSegs = append(benchSegs, genSegment(b, benchDir, i*100_000_000, size))
+		benchSegs = append(benchSegs, klogtest.WriteSegment(b, benchDir, i*100_000_000, size))
 	}
 	return benchSegs[:want]
 }
@@ -164,7 +120,7 @@ func BenchmarkVerifySingleThread(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for b.Loop() {
-			rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+			rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
 			if err != nil || rep.Findings() != 0 {
 				b.Fatal(err, rep.Findings())
 			}
@@ -186,7 +142,7 @@ func BenchmarkVerifyVsBaseline(b *testing.B) {
 		t0 := time.Now()
 		crcFile(b, p, buf)
 		t1 := time.Now()
-		rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+		rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
 		t2 := time.Now()
 		if err != nil || rep.Findings() != 0 {
 			b.Fatal(err, rep.Findings())
@@ -206,7 +162,7 @@ func BenchmarkVerifyPageCache(b *testing.B) {
 		b.Run("keep-cache="+strconv.FormatBool(keep), func(b *testing.B) {
 			b.SetBytes(fileSize(b, p))
 			for b.Loop() {
-				rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1, KeepCache: keep})
+				rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1, KeepCache: keep})
 				if err != nil || rep.Findings() != 0 {
 					b.Fatal(err, rep.Findings())
 				}
@@ -224,7 +180,7 @@ func BenchmarkVerifyLog(b *testing.B) {
 			b.SetBytes(fileSize(b, p))
 			b.ReportAllocs()
 			for b.Loop() {
-				rep, err := Run(context.Background(), []string{p}, Options{Jobs: jobs})
+				rep, err := collect(context.Background(), []string{p}, Options{Jobs: jobs})
 				if err != nil || rep.Findings() != 0 {
 					b.Fatal(err, rep.Findings())
 				}
@@ -245,90 +201,11 @@ func BenchmarkVerifyDir(b *testing.B) {
 			b.SetBytes(total)
 			b.ReportAllocs()
 			for b.Loop() {
-				rep, err := Run(context.Background(), segs, Options{Jobs: jobs})
+				rep, err := collect(context.Background(), segs, Options{Jobs: jobs})
 				if err != nil || rep.Findings() != 0 {
 					b.Fatal(err, rep.Findings())
 				}
 			}
 		})
 	}
-}
-
-// BenchmarkPlanRecovery measures the recovery plan over a 64 MiB
-// partition (framing, streaming CRC-32C, index rebuild), against verify
-// of the same partition in the same run as the baseline.
-func BenchmarkPlanRecovery(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "topic-0")
-	os.Mkdir(dir, 0o755)
-	p := genSegment(b, dir, 0, 64<<20)
-	os.WriteFile(filepath.Join(dir, strconvPad(0)+".index"), nil, 0o644)
-	st, _ := os.Stat(p)
-	b.Run("recover", func(b *testing.B) {
-		b.SetBytes(st.Size())
-		for i := 0; i < b.N; i++ {
-			plan, err := PlanRecovery(dir, RecoverOptions{})
-			if err != nil || plan.Changes() {
-				b.Fatal(err, plan.Changes())
-			}
-		}
-	})
-	// With the progress hook klog recover uses on a terminal: the cost of
-	// counting, against "recover" in the same run.
-	b.Run("recover-progress", func(b *testing.B) {
-		b.SetBytes(st.Size())
-		var told int64
-		for i := 0; i < b.N; i++ {
-			plan, err := PlanRecovery(dir, RecoverOptions{OnBytes: func(n int64) { told += n }})
-			if err != nil || plan.Changes() {
-				b.Fatal(err, plan.Changes())
-			}
-		}
-		if told != int64(b.N)*st.Size() {
-			b.Fatalf("told %d bytes, want %d", told, int64(b.N)*st.Size())
-		}
-	})
-	b.Run("verify-baseline", func(b *testing.B) {
-		b.SetBytes(st.Size())
-		for i := 0; i < b.N; i++ {
-			if _, err := Run(context.Background(), []string{p}, Options{Jobs: 1}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// FuzzPlanRecovery feeds arbitrary segment bytes to the plan: it never
-// fails on them, and whatever it changes verify reports.
-func FuzzPlanRecovery(f *testing.F) {
-	for _, name := range []string{"v2-none", "v2-gzip", "v2-transactions", "v1-gzip", "v0-none", "v2-baseoffset-sparseindex"} {
-		des, _ := os.ReadDir(segments(f, "kafka-written", name))
-		for _, de := range des {
-			if filepath.Ext(de.Name()) == ".log" {
-				data, err := os.ReadFile(segments(f, "kafka-written", name, de.Name()))
-				if err == nil {
-					f.Add(data)
-				}
-			}
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := filepath.Join(t.TempDir(), "topic-0")
-		os.Mkdir(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, strconvPad(0)+".log"), data, 0o644)
-		os.WriteFile(filepath.Join(dir, strconvPad(0)+".index"), nil, 0o644)
-		plan, err := PlanRecovery(dir, RecoverOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !plan.Changes() {
-			return
-		}
-		rep, err := Run(context.Background(), []string{dir}, Options{Jobs: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Findings() == 0 {
-			t.Errorf("plan %s %q, verify finds nothing", plan.Segments[0].Action, plan.KafkaError)
-		}
-	})
 }

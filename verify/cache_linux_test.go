@@ -9,6 +9,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/klog-dev/klog/internal/klogtest"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,7 +81,7 @@ func warm(t *testing.T, p string, n int64) {
 // cached file, the cached half stays and the other half goes.
 func TestPageCacheCare(t *testing.T) {
 	dir := t.TempDir()
-	p := genSegment(t, dir, 0, 8<<20)
+	p := klogtest.WriteSegment(t, dir, 0, 8<<20)
 	st, _ := os.Stat(p)
 	half := st.Size() / 2 &^ int64(pageSize-1)
 	cases := []struct {
@@ -107,7 +108,7 @@ func TestPageCacheCare(t *testing.T) {
 				warm(t, p, tc.warmBytes)
 			}
 			before := resident(t, p)
-			rep, err := Run(context.Background(), []string{p}, Options{Jobs: tc.jobs, KeepCache: tc.keepCache})
+			rep, err := collect(context.Background(), []string{p}, Options{Jobs: tc.jobs, KeepCache: tc.keepCache})
 			if err != nil || rep.Findings() != 0 || rep.BytesRead < st.Size() {
 				t.Fatal(err, rep.Findings(), rep.BytesRead)
 			}
@@ -137,7 +138,7 @@ func TestPageCacheSharedLog(t *testing.T) {
 	root := writeLogDir(t, 1, 1, 4<<20)
 	p := lastLog(t, root+"/t-0")
 	makeCold(t, p)
-	rep, err := Run(context.Background(), []string{root}, Options{Jobs: 2})
+	rep, err := collect(context.Background(), []string{root}, Options{Jobs: 2})
 	if err != nil || rep.Findings() != 0 {
 		t.Fatal(err, rep.Findings())
 	}

@@ -303,7 +303,7 @@ func (ex *expander) expandPartition(p string) {
 		switch {
 		case t.kind == "checkpoint" && !strings.HasSuffix(name, ".checkpoint.part"):
 			ex.tasks = append(ex.tasks, t)
-		case isSegmentFile(name):
+		case partition.IsSegmentFile(name):
 			// LogLoader parses every *.log and index file name as an
 			// offset: one that is not a number fails the load.
 			ex.tasks = append(ex.tasks, task{path: o, kind: "misnamed", base: -1})

@@ -23,7 +23,7 @@ func TestProblemsCappedPerKind(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), bomb, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), []string{dir}, Options{})
+	rep, err := collect(context.Background(), []string{dir}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestDecompressBudgetSharedAcrossJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := Run(context.Background(), []string{dir}, Options{Jobs: 16})
+	rep, err := collect(context.Background(), []string{dir}, Options{Jobs: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestStoredHostileSegments(t *testing.T) {
 		t.Fatal("no stored hostile segments")
 	}
 	for _, m := range matches {
-		rep, err := Run(context.Background(), []string{m}, Options{})
+		rep, err := collect(context.Background(), []string{m}, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}

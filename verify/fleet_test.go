@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 // appendBatches appends n batches of 16 records to the segment at p, from
@@ -50,7 +51,7 @@ func appendBatches(tb testing.TB, p string, off int64, n int) int64 {
 // lastOffset is the last offset of the clean segment at p.
 func lastOffset(tb testing.TB, p string) int64 {
 	tb.Helper()
-	rep, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+	rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
 	if err != nil || !rep.Files[0].OK {
 		tb.Fatal(err, rep.Files[0].Problems)
 	}
@@ -79,13 +80,13 @@ func TestRateCap(t *testing.T) {
 			var paths []string
 			var total int64
 			for i := range tc.files {
-				p := genSegment(t, dir, int64(i)*1_000_000, 3<<20)
+				p := klogtest.WriteSegment(t, dir, int64(i)*1_000_000, 3<<20)
 				paths = append(paths, p)
 				st, _ := os.Stat(p)
 				total += st.Size()
 			}
 			start := time.Now()
-			rep, err := Run(context.Background(), paths, Options{Jobs: tc.jobs, Rate: tc.rate, KeepCache: true})
+			rep, err := collect(context.Background(), paths, Options{Jobs: tc.jobs, Rate: tc.rate, KeepCache: true})
 			elapsed := time.Since(start)
 			if err != nil || rep.Findings() != 0 {
 				t.Fatal(err, rep.Findings())
@@ -107,12 +108,12 @@ func TestRateCap(t *testing.T) {
 // is cancelled.
 func TestRateCancel(t *testing.T) {
 	t.Parallel()
-	p := genSegment(t, t.TempDir(), 0, 2<<20)
+	p := klogtest.WriteSegment(t, t.TempDir(), 0, 2<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := Run(ctx, []string{p}, Options{Jobs: 1, Rate: 256 << 10})
+	_, err := collect(ctx, []string{p}, Options{Jobs: 1, Rate: 256 << 10})
 	if err == nil {
 		t.Fatal("no error from a cancelled run")
 	}
@@ -133,7 +134,7 @@ func writeLogDir(tb testing.TB, parts, segs int, size int64) string {
 		}
 		base := int64(0)
 		for range segs {
-			seg := genSegment(tb, dir, base, size)
+			seg := klogtest.WriteSegment(tb, dir, base, size)
 			base = writeIndexes(tb, seg, base) + 1
 		}
 	}
@@ -181,9 +182,9 @@ func writeIndexes(tb testing.TB, p string, base int64) int64 {
 	return last
 }
 
-func mustRun(tb testing.TB, paths []string, opts Options) *Report {
+func mustRun(tb testing.TB, paths []string, opts Options) *runReport {
 	tb.Helper()
-	rep, err := Run(context.Background(), paths, opts)
+	rep, err := collect(context.Background(), paths, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func mustRun(tb testing.TB, paths []string, opts Options) *Report {
 
 // summary is what a report says about each file, without how this run got
 // there: an incremental run must say the same as a full one.
-func summary(rep *Report) string {
+func summary(rep *runReport) string {
 	var b strings.Builder
 	for i := range rep.Files {
 		f := &rep.Files[i]
@@ -215,14 +216,13 @@ func TestStateIncremental(t *testing.T) {
 		}
 		return nil
 	})
-	runState := func(full bool) *Report {
+	runState := func(full bool) *runReport {
 		t.Helper()
 		st, err := LoadState(statePath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rep := mustRun(t, []string{root}, Options{Jobs: 2, State: st, Full: full})
-		st.Update(rep)
 		if err := st.Save(statePath); err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +284,7 @@ func TestStateIncremental(t *testing.T) {
 	// A segment replaced by a copy (a new inode, same bytes): checked in
 	// full. A segment whose last batch changed: checked in full, and the
 	// damage is found and found again in the next run.
-	replaced := filepath.Join(root, "t-0", strconvPad(0)+".log")
+	replaced := filepath.Join(root, "t-0", klogtest.SegmentName(0)+".log")
 	data, _ := os.ReadFile(replaced)
 	os.Remove(replaced)
 	os.WriteFile(replaced, data, 0o644)
@@ -317,12 +317,12 @@ func TestStateIncremental(t *testing.T) {
 
 	// Same size, another mtime; and a log cut back to an earlier batch:
 	// both checked in full.
-	touched := filepath.Join(root, "t-1", strconvPad(0)+".log")
+	touched := filepath.Join(root, "t-1", klogtest.SegmentName(0)+".log")
 	later := time.Now().Add(time.Hour)
 	os.Chtimes(touched, later, later)
 	cut := lastLog(t, filepath.Join(root, "t-1"))
 	cd, _ := os.ReadFile(cut)
-	bounds := batchBounds(t, cd)
+	bounds := klogtest.BatchBounds(t, cd)
 	os.Truncate(cut, bounds[len(bounds)/2][0])
 	for _, f := range runState(false).Files {
 		if (f.Path == touched || f.Path == cut) && (f.Skipped || f.VerifiedFrom != 0 || f.scanned != f.Batches || !f.OK) {
@@ -385,7 +385,6 @@ func TestStateFile(t *testing.T) {
 		t.Fatalf("missing state file: %v, %d entries", err, st.Len())
 	}
 	rep := mustRun(t, []string{root}, Options{Jobs: 1, State: st})
-	st.Update(rep)
 	if err := st.Save(p); err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +426,7 @@ func TestMetrics(t *testing.T) {
 	st := NewState()
 	rep := mustRun(t, []string{root}, Options{Jobs: 2, State: st})
 	prom := filepath.Join(t.TempDir(), "klog.prom")
-	if err := WriteMetrics(prom, rep); err != nil {
+	if err := writeMetricsFile(prom, rep); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(prom)
@@ -503,7 +502,6 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// An incremental run: bytes verified count only what was read.
-	st.Update(rep)
 	rep2 := mustRun(t, []string{root}, Options{Jobs: 2, State: st})
 	var buf bytes.Buffer
 	if err := writeMetrics(&buf, rep2); err != nil {
@@ -534,7 +532,7 @@ func sortedSummary(files []FileReport) string {
 	lines := make([]string, 0, len(files))
 	for i := range files {
 		f := &files[i]
-		lines = append(lines, summary(&Report{Files: files[i : i+1]})+strings.Join(kinds(f), ",")+" ok="+strconvBool(f.OK))
+		lines = append(lines, summary(&runReport{Files: files[i : i+1]})+strings.Join(kinds(f), ",")+" ok="+strconvBool(f.OK))
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
@@ -547,14 +545,10 @@ func strconvBool(b bool) string {
 	return "false"
 }
 
-// TestRunEachSameAsRun: verifying in pieces finds what one Run finds, on
-// the fixtures and on a log dir of many partitions with a checkpoint past a
-// log's end, and hands the pieces out a few partitions at a time.
-func TestRunEachSameAsRun(t *testing.T) {
-	old := chunkPartitions
-	chunkPartitions = 3
-	defer func() { chunkPartitions = old }()
-
+// TestPiecesSameAsOneRun: verifying in pieces finds what one piece finds,
+// on the fixtures and on a log dir of many partitions with a checkpoint past
+// a log's end, a few partitions at a time.
+func TestPiecesSameAsOneRun(t *testing.T) {
 	root := writeLogDir(t, 7, 1, 32<<10)
 	os.WriteFile(filepath.Join(root, "recovery-point-offset-checkpoint"), []byte("0\n2\nt 1 5\nt 4 999999\n"), 0o644)
 	dd, _ := os.ReadFile(lastLog(t, filepath.Join(root, "t-2")))
@@ -562,30 +556,23 @@ func TestRunEachSameAsRun(t *testing.T) {
 	os.WriteFile(lastLog(t, filepath.Join(root, "t-2")), dd, 0o644)
 
 	for _, paths := range [][]string{{root}, {segments(t, "kafka-written")}, {filepath.Join(root, "t-3"), lastLog(t, filepath.Join(root, "t-1"))}} {
-		want := mustRun(t, paths, Options{Jobs: 2})
-		var got []FileReport
-		pieces := 0
-		total, err := RunEach(context.Background(), paths, Options{Jobs: 2}, func(rep *Report) error {
-			pieces++
-			got = append(got, rep.Files...)
-			return nil
-		})
+		one, err := runPiece(context.Background(), paths, Options{Jobs: 2}, newReads(context.Background(), Options{}), nil, func(*FileReport) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g, w := sortedSummary(got), sortedSummary(want.Files); g != w {
-			t.Errorf("%v: RunEach says\n%s\nRun says\n%s", paths, g, w)
+		want := &runReport{Files: one.files}
+		old := chunkPartitions
+		chunkPartitions = 3
+		got := mustRun(t, paths, Options{Jobs: 2})
+		chunkPartitions = old
+		if g, w := sortedSummary(got.Files), sortedSummary(want.Files); g != w {
+			t.Errorf("%v: pieces say\n%s\none run says\n%s", paths, g, w)
 		}
-		if total.Findings() != want.Findings() || total.IOErrors() != want.IOErrors() || len(total.Files) != 0 {
-			t.Errorf("%v: totals %d findings, %d I/O errors, %d files kept; Run: %d, %d", paths, total.Findings(), total.IOErrors(), len(total.Files), want.Findings(), want.IOErrors())
+		if got.Findings() != want.Findings() || got.IOErrors() != want.IOErrors() {
+			t.Errorf("%v: %d findings, %d I/O errors; one run: %d, %d", paths, got.Findings(), got.IOErrors(), want.Findings(), want.IOErrors())
 		}
-		if paths[0] == root {
-			if pieces != 4 { // 3 + 3 + 1 partitions, then the checkpoint
-				t.Errorf("%d pieces, want 4", pieces)
-			}
-			if !strings.Contains(sortedSummary(got), string(KindCheckpointRange)) || !strings.Contains(sortedSummary(got), string(KindCRCMismatch)) {
-				t.Errorf("the damage was not found:\n%s", sortedSummary(got))
-			}
+		if paths[0] == root && (!strings.Contains(sortedSummary(got.Files), string(KindCheckpointRange)) || !strings.Contains(sortedSummary(got.Files), string(KindCRCMismatch))) {
+			t.Errorf("the damage was not found:\n%s", sortedSummary(got.Files))
 		}
 	}
 }
@@ -600,8 +587,8 @@ func FuzzLoadState(f *testing.F) {
 	f.Add([]byte("\n\n"))
 	// The state a run over real partitions saves.
 	st := NewState()
-	st.Update(mustRun(f, []string{segments(f, "kafka-written", "v2-none"), segments(f, "kafka-written", "unifiedlog-producer", "topic-0")},
-		Options{Jobs: 1, State: st}))
+	mustRun(f, []string{segments(f, "kafka-written", "v2-none"), segments(f, "kafka-written", "unifiedlog-producer", "topic-0")},
+		Options{Jobs: 1, State: st})
 	if st.Len() == 0 {
 		f.Fatal("a clean run saved no state")
 	}

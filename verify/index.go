@@ -18,7 +18,7 @@ const indexBuf = 64 << 10
 
 // openLogFor opens the log an index describes.
 func (v *verifier) openLogFor(f *FileReport, t task) (*source, int64, bool) {
-	log, err := v.r.open(t.log)
+	log, err := v.open(t.log)
 	if err != nil {
 		msg := "cannot open the log segment beside it: " + err.Error()
 		if os.IsNotExist(err) {
@@ -34,7 +34,7 @@ func (v *verifier) openLogFor(f *FileReport, t task) (*source, int64, bool) {
 // size that is not a whole number of entries (the broker's sanity check).
 // A nil file with a nil error means the log is missing (already reported).
 func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind Kind, what string) (*source, *source, int64, error) {
-	file, err := v.r.open(t.path)
+	file, err := v.open(t.path)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -179,7 +179,7 @@ func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
 // checkTxnIndex verifies a .txnindex: versions, offsets inside the segment,
 // first <= last, entries in last-offset order, no partial entry.
 func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
-	file, err := v.r.open(t.path) // streamed: its size is not trusted
+	file, err := v.open(t.path) // streamed: its size is not trusted
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
 // a larger file is a finding of kind (no real one comes near the limit),
 // reported as such with ok=false.
 func (v *verifier) readBounded(f *FileReport, t task, limit int64, kind Kind) (data []byte, ok bool, err error) {
-	data, err = v.r.readFile(t.path, limit)
+	data, err = v.r.readFile(t.path, limit, &v.tally)
 	var tl *safeio.TooLargeError
 	if errors.As(err, &tl) {
 		f.add(Problem{Kind: kind, Offset: -1, Message: "the file is " + itoa(tl.Size) + " bytes, more than any real one (limit " + itoa(tl.Limit) + "); not read"})

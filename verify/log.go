@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
@@ -19,7 +20,7 @@ type verifier struct {
 	ctx  context.Context
 	opts Options
 	r    *reads
-	read int64 // log bytes reported to OnBytes for the current file
+	read int64 // log bytes reported to Progress for the current file
 	// hsc and br are reused by the index checks (index.go), lsc by the
 	// log checks (rate.go).
 	hsc *format.Scanner
@@ -28,17 +29,30 @@ type verifier struct {
 	// resume is the state of the log being checked when only its
 	// appended bytes need checking (--state), else nil.
 	resume *fileState
-	rr     format.RecordReader
-	rec    format.Record
+	// tally counts the bytes read for the file being checked.
+	tally atomic.Int64
+	rr    format.RecordReader
+	rec   format.Record
 }
 
-func newVerifier(ctx context.Context, opts Options) *verifier {
-	v := &verifier{ctx: ctx, opts: opts, r: newReads(context.Background(), Options{KeepCache: true})}
+func newVerifier(ctx context.Context, opts Options, rd *reads) *verifier {
+	v := &verifier{ctx: ctx, opts: opts, r: rd}
 	v.rr.Decompressor.MaxBytes = opts.budget.small()
 	return v
 }
 
+// open opens path through the run's reads, counting for the file being
+// checked.
+func (v *verifier) open(path string) (*source, error) { return v.r.open(path, &v.tally) }
+
 func (v *verifier) check(t task) FileReport {
+	v.tally.Store(0)
+	f := v.checkFile(t)
+	f.BytesRead = v.tally.Load()
+	return f
+}
+
+func (v *verifier) checkFile(t task) FileReport {
 	f := FileReport{Path: t.path, Kind: t.kind, FirstOffset: -1, LastOffset: -1, lastPos: -1}
 	if t.name != "" {
 		f.Path = t.name
@@ -102,17 +116,17 @@ func i64(v int64) *int64   { return &v }
 // checkLog verifies a .log segment or KRaft .checkpoint: every batch's CRC,
 // framing and records, and offsets increasing across batches.
 func (v *verifier) checkLog(f *FileReport, t task) error {
-	file, err := v.r.open(t.path)
+	file, err := v.open(t.path)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	if v.opts.OnBytes != nil {
+	if v.opts.Progress != nil {
 		// Steps of at least safeio.ProgressStep, so that workers do not
 		// contend; v.read is what the run reports for the file's rest.
 		c := safeio.NewProgressReaderAt(file, func(n int64) {
 			v.read += n
-			v.opts.OnBytes(n)
+			v.r.progress(n, 0)
 		})
 		defer c.Flush()
 		return v.checkLogAt(f, t, c, file.size)
@@ -255,7 +269,7 @@ func (v *verifier) checkOffsetRange(f *FileReport, t task, b *format.Batch) {
 			Message: "negative offset " + itoa(b.BaseOffset) + " in a v" + strconv.Itoa(int(b.Magic)) + " message"})
 		return
 	}
-	if t.kind != "log" || t.base < 0 || fits(b.LastOffset(), t.base) {
+	if t.kind != "log" || t.base < 0 || format.FitsSegment(b.LastOffset(), t.base) {
 		return
 	}
 	f.add(Problem{Kind: KindOffsetRange, Position: b.Pos, Offset: b.BaseOffset,

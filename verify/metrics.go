@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -13,7 +14,7 @@ import (
 	"github.com/klog-dev/klog/partition"
 )
 
-// Metric names of WriteMetrics, a public interface (documented in the
+// Metric names of Metrics.Write, a public interface (documented in the
 // README). All are gauges: a textfile-collector file describes the last run.
 const (
 	metricRunTimestamp     = "klog_verify_run_timestamp_seconds"
@@ -65,86 +66,70 @@ func (t *tally) add(f *FileReport) {
 	}
 }
 
-// Metrics adds up reports, per log directory and partition, for
-// node_exporter's textfile collector: Add each report of a run (the pieces
-// of a RunEach, say), then Write.
+// Metrics adds up the reports of a run, per log directory and partition,
+// for node_exporter's textfile collector: Add each report Files yields,
+// then Write.
 type Metrics struct {
+	start       time.Time
+	bytesRead   int64
 	dirs, parts map[string]*tally
 }
 
-// NewMetrics returns empty Metrics.
-func NewMetrics() *Metrics {
-	return &Metrics{dirs: map[string]*tally{}, parts: map[string]*tally{}}
-}
-
-// WriteMetrics writes rep's metrics to path (see Metrics.Write).
-func WriteMetrics(path string, rep *Report) error {
-	m := NewMetrics()
-	m.Add(rep)
-	return m.Write(path, rep)
+// NewMetrics returns empty Metrics of a run that began at start.
+func NewMetrics(start time.Time) *Metrics {
+	return &Metrics{start: start, dirs: map[string]*tally{}, parts: map[string]*tally{}}
 }
 
 // Write writes the metrics to path, atomically (so the collector never
-// reads half a file): for the run (run, its totals: Start, Duration,
-// BytesRead), its start time, duration and bytes read; per log directory
-// and per partition, the run time, the bytes and batches this run verified
-// (bytes a --state run skipped are not counted), findings, problems by kind
-// and I/O errors. The text is Prometheus's exposition format, written by
-// prometheus/common/expfmt.
-func (m *Metrics) Write(path string, run *Report) error {
-	return writeAtomic(path, func(w io.Writer) error { return m.write(w, run) })
+// reads half a file): for the run, its start time, its duration and the
+// bytes it read; per log directory and per partition, the run time, the
+// bytes and batches this run verified (bytes a --state run skipped are not
+// counted), findings, problems by kind and I/O errors. The text is
+// Prometheus's exposition format, written by prometheus/common/expfmt.
+func (m *Metrics) Write(path string, duration time.Duration) error {
+	return writeAtomic(path, func(w io.Writer) error { return m.write(w, duration) })
 }
 
-func writeMetrics(w io.Writer, rep *Report) error {
-	m := NewMetrics()
-	m.Add(rep)
-	return m.write(w, rep)
-}
-
-// Add counts the files of rep.
-func (m *Metrics) Add(rep *Report) {
-	dirs, parts := m.dirs, m.parts
-	for i := range rep.Files {
-		f := &rep.Files[i]
-		abs, err := filepath.Abs(f.Path)
-		if err != nil {
-			abs = f.Path
-		}
-		dir := filepath.Dir(abs)
-		logDir := dir
-		topic, part, isPart := partition.ParseDirName(filepath.Base(dir))
-		if isPart {
-			logDir = filepath.Dir(dir)
-		}
-		d := dirs[logDir]
-		if d == nil {
-			d = &tally{logDir: logDir}
-			dirs[logDir] = d
-		}
-		d.add(f)
-		if !isPart {
-			continue
-		}
-		p := parts[dir]
-		if p == nil {
-			p = &tally{logDir: logDir, topic: topic, part: strconv.Itoa(int(part))}
-			parts[dir] = p
-		}
-		p.add(f)
+// Add counts the file f.
+func (m *Metrics) Add(f *FileReport) {
+	m.bytesRead += f.BytesRead
+	abs, err := filepath.Abs(f.Path)
+	if err != nil {
+		abs = f.Path
 	}
+	dir := filepath.Dir(abs)
+	logDir := dir
+	topic, part, isPart := partition.ParseDirName(filepath.Base(dir))
+	if isPart {
+		logDir = filepath.Dir(dir)
+	}
+	d := m.dirs[logDir]
+	if d == nil {
+		d = &tally{logDir: logDir}
+		m.dirs[logDir] = d
+	}
+	d.add(f)
+	if !isPart {
+		return
+	}
+	p := m.parts[dir]
+	if p == nil {
+		p = &tally{logDir: logDir, topic: topic, part: strconv.Itoa(int(part))}
+		m.parts[dir] = p
+	}
+	p.add(f)
 }
 
-func (m *Metrics) write(w io.Writer, rep *Report) error {
-	dirs, parts := m.dirs, m.parts
-	start := float64(rep.Start.UnixNano()) / 1e9
+func (m *Metrics) write(w io.Writer, duration time.Duration) error {
+	start := float64(m.start.UnixNano()) / 1e9
 	fams := []*dto.MetricFamily{
 		gauge(metricRunTimestamp, "Unix time the last klog verify run started.", metric(start)),
-		gauge(metricRunDuration, "How long the last klog verify run took.", metric(rep.Duration.Seconds())),
-		gauge(metricRunBytesRead, "Bytes the last klog verify run read from disk or page cache.", metric(float64(rep.BytesRead))),
+		gauge(metricRunDuration, "How long the last klog verify run took.", metric(duration.Seconds())),
+		gauge(metricRunBytesRead, "Bytes the last klog verify run read from disk or page cache.", metric(float64(m.bytesRead))),
 	}
-	fams = append(fams, tallies(sorted(dirs), start, []string{
+	fams = append(fams, tallies(sorted(m.dirs), start, []string{
 		metricDirTimestamp, metricDirBytes, metricDirBatches, metricDirFindings, metricDirProblems, metricDirIOErrors, ""}, "log directory")...)
-	fams = append(fams, tallies(sorted(parts), start, []string{
+	fams = append(fams, tallies(sorted(m.parts), start, []string{
 		metricPartTimestamp, metricPartBytes, metricPartBatches, metricPartFindings, metricPartProblems, metricPartIOErrors, metricPartSkippedFiles}, "partition")...)
 	for _, mf := range fams {
 		if len(mf.Metric) == 0 {

@@ -11,17 +11,17 @@ import (
 // checkPartition runs the checks that span files: segments in offset order
 // without overlap (gaps are info), each segment's first offset not below its
 // name, and checkpoints pointing inside the log.
-func checkPartition(rep *Report, g group, rd *reads) {
+func checkPartition(pc *piece, g group, rd *reads) {
 	if g.dir != nil {
-		checkSegments(rep, g, rd)
+		checkSegments(pc, g, rd)
 		return
 	}
 	if g.logDir != nil {
-		checkLogDirCheckpoints(rep, g, rd)
+		checkLogDirCheckpoints(pc, g, rd)
 	}
 }
 
-func checkSegments(rep *Report, g group, rd *reads) {
+func checkSegments(pc *piece, g group, rd *reads) {
 	prevLast := int64(-1)
 	var prevPath string
 	leo := int64(0)
@@ -30,7 +30,7 @@ func checkSegments(rep *Report, g group, rd *reads) {
 		if !ok {
 			continue
 		}
-		f := &rep.Files[i]
+		f := &pc.files[i]
 		if f.FirstOffset >= 0 {
 			if prevPath != "" && f.FirstOffset <= prevLast {
 				f.add(Problem{Kind: KindSegmentOverlap, Position: 0, Offset: f.FirstOffset,
@@ -53,7 +53,7 @@ func checkSegments(rep *Report, g group, rd *reads) {
 	// Producer snapshots above the log end offset are deleted when the
 	// broker loads the partition (ProducerStateManager.truncateAndReload).
 	for i := g.first; i < g.first+g.n; i++ {
-		f := &rep.Files[i]
+		f := &pc.files[i]
 		if f.Kind != "snapshot" {
 			continue
 		}
@@ -64,11 +64,12 @@ func checkSegments(rep *Report, g group, rd *reads) {
 	}
 	// leader-epoch-checkpoint start offsets cannot be past the log end.
 	for i := g.first; i < g.first+g.n; i++ {
-		f := &rep.Files[i]
+		f := &pc.files[i]
 		if f.Kind != "leader-epoch-checkpoint" || f.Findings() > 0 {
 			continue
 		}
-		data, err := rd.readFile(f.Path, safeio.MaxCheckpointBytes)
+		data, err := rd.readFile(f.Path, safeio.MaxCheckpointBytes, nil)
+		f.BytesRead += int64(len(data))
 		if err != nil {
 			continue
 		}
@@ -88,12 +89,12 @@ func checkSegments(rep *Report, g group, rd *reads) {
 // checkLogDirCheckpoints checks that offsets in the log dir's checkpoints
 // lie inside the logs they name: high watermark, recovery point and log
 // start offset at most the log end offset.
-func checkLogDirCheckpoints(rep *Report, g group, rd *reads) {
+func checkLogDirCheckpoints(pc *piece, g group, rd *reads) {
 	// Log end offset per partition directory, from the verified logs.
 	leo := map[string]int64{}
-	addLogEnds(leo, rep.Files[g.first:g.first+g.n], false)
+	addLogEnds(leo, pc.files[g.first:g.first+g.n], false)
 	for i := g.first; i < g.first+g.n; i++ {
-		checkCheckpointRange(&rep.Files[i], g.logDir.Path, leo, rd)
+		checkCheckpointRange(&pc.files[i], g.logDir.Path, leo, rd)
 	}
 }
 
@@ -129,7 +130,8 @@ func checkCheckpointRange(f *FileReport, logDir string, leo map[string]int64, rd
 	if filepath.Base(f.Path) == partition.CleanerCheckpoint {
 		return // cleaner offsets may lag or lead after truncation
 	}
-	data, err := rd.readFile(f.Path, safeio.MaxCheckpointBytes)
+	data, err := rd.readFile(f.Path, safeio.MaxCheckpointBytes, nil)
+	f.BytesRead += int64(len(data))
 	if err != nil {
 		return
 	}

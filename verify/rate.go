@@ -21,8 +21,12 @@ type reads struct {
 	ctx   context.Context
 	lim   *rate.Limiter // nil: unlimited
 	burst int
-	n     atomic.Int64 // bytes read (what the reads returned)
-	cache *cacheCare   // nil: --keep-cache
+	cache *cacheCare // nil: --keep-cache
+
+	// Options.Progress and what it was last told.
+	mu          sync.Mutex
+	onProgress  func(read, total int64)
+	read, total int64
 }
 
 // minBurst is the smallest token bucket: one scanner read window, so a
@@ -41,7 +45,21 @@ func newReads(ctx context.Context, opts Options) *reads {
 	if !opts.KeepCache {
 		r.cache = newCacheCare()
 	}
+	r.onProgress = opts.Progress
 	return r
+}
+
+// progress adds to the bytes read and the total, and tells
+// Options.Progress.
+func (r *reads) progress(read, total int64) {
+	if r.onProgress == nil {
+		return
+	}
+	r.mu.Lock()
+	r.read += read
+	r.total += total
+	r.onProgress(r.read, r.total)
+	r.mu.Unlock()
 }
 
 // take waits until n bytes may be read, in bucket-sized steps (a read
@@ -60,17 +78,20 @@ func (r *reads) take(n int) error {
 	return nil
 }
 
-// source is an open file whose reads are counted and rate limited, and
-// whose pages verify brought into the page cache are dropped on close.
+// source is an open file whose reads are counted (into the report of the
+// file being checked) and rate limited, and whose pages verify brought into
+// the page cache are dropped on close.
 type source struct {
-	f    *os.File
-	r    *reads
-	size int64
-	care *cached
+	f     *os.File
+	r     *reads
+	size  int64
+	care  *cached
+	tally *atomic.Int64
 }
 
-// open opens path for reading through r.
-func (r *reads) open(path string) (*source, error) {
+// open opens path for reading through r, counting what is read in tally
+// (when not nil).
+func (r *reads) open(path string, tally *atomic.Int64) (*source, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -80,7 +101,7 @@ func (r *reads) open(path string) (*source, error) {
 		f.Close()
 		return nil, err
 	}
-	s := &source{f: f, r: r, size: st.Size()}
+	s := &source{f: f, r: r, size: st.Size(), tally: tally}
 	if r.cache != nil && st.Mode().IsRegular() {
 		s.care = r.cache.acquire(path, f, st.Size())
 	}
@@ -93,7 +114,9 @@ func (s *source) ReadAt(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n, err := s.f.ReadAt(b, off)
-	s.r.n.Add(int64(n))
+	if s.tally != nil {
+		s.tally.Add(int64(n))
+	}
 	return n, err
 }
 
@@ -103,7 +126,9 @@ func (s *source) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	n, err := s.f.Read(b)
-	s.r.n.Add(int64(n))
+	if s.tally != nil {
+		s.tally.Add(int64(n))
+	}
 	return n, err
 }
 
@@ -123,8 +148,8 @@ func (s *source) Close() error {
 // readFile is os.ReadFile through r for small files (checkpoints,
 // snapshots) of at most limit bytes: a larger one is a
 // *safeio.TooLargeError, and nothing past the limit is read.
-func (r *reads) readFile(path string, limit int64) ([]byte, error) {
-	s, err := r.open(path)
+func (r *reads) readFile(path string, limit int64, tally *atomic.Int64) ([]byte, error) {
+	s, err := r.open(path, tally)
 	if err != nil {
 		return nil, err
 	}

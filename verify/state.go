@@ -310,13 +310,13 @@ func (v *verifier) doneIncremental(f *FileReport) {
 	v.resume = nil
 }
 
-// Update records the clean files of rep (checked or skipped by it) and
-// forgets the files under rep's paths that it did not find clean or did not
-// find at all; files outside them keep their entries.
-func (s *State) Update(rep *Report) {
+// update records the clean files of a piece (checked or skipped by it) and
+// forgets the files under the piece's paths that it did not find clean or
+// did not find at all; files outside them keep their entries.
+func (s *State) update(rep *piece) {
 	files := map[string]bool{}
-	for i := range rep.Files {
-		files[rep.Files[i].Path] = true
+	for i := range rep.files {
+		files[rep.files[i].Path] = true
 	}
 	for _, r := range rep.roots {
 		a := s.abs(r)
@@ -337,8 +337,8 @@ func (s *State) Update(rep *Report) {
 			}
 		}
 	}
-	for i := range rep.Files {
-		f := &rep.Files[i]
+	for i := range rep.files {
+		f := &rep.files[i]
 		if !f.OK || f.id == nil {
 			continue
 		}

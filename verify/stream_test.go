@@ -2,17 +2,17 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sync/atomic"
 	"testing"
 )
 
-// TestOnFileStreamsTheReportInOrder: OnFile sees every file once, in the
-// report's order, with its final verdict (partition checks included), and
-// OnBytes adds up to OnStart's total.
-func TestOnFileStreamsTheReportInOrder(t *testing.T) {
+// TestFilesStreamsTheReportInOrder: Files yields every file once, in the
+// order of one piece, with its final verdict (partition checks included), and
+// Progress ends with the bytes read equal to the total.
+func TestFilesStreamsTheReportInOrder(t *testing.T) {
 	root := t.TempDir()
 	// A log dir with a checkpoint that names a partition, so that the log
 	// dir's check runs after the partition's files.
@@ -26,26 +26,37 @@ func TestOnFileStreamsTheReportInOrder(t *testing.T) {
 	}
 	for _, jobs := range []int{1, 4} {
 		var streamed []FileReport
-		var files int
-		var total int64
-		var read atomic.Int64
-		rep, err := Run(context.Background(), []string{root, segments(t, "kafka-written", "coordinator")}, Options{
-			Jobs:    jobs,
-			OnStart: func(n int, b int64) { files, total = n, b },
-			OnBytes: func(n int64) { read.Add(n) },
-			OnFile:  func(f *FileReport) { streamed = append(streamed, *f) },
-		})
+		var read, total int64
+		calls := 0
+		paths := []string{root, segments(t, "kafka-written", "coordinator")}
+		for f, err := range Files(context.Background(), paths, Options{
+			Jobs: jobs,
+			Progress: func(r, t int64) {
+				calls++
+				read, total = r, t
+			},
+		}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed = append(streamed, *f)
+		}
+		// One job, one piece: what Files yields is the piece in order.
+		whole, err := runPiece(context.Background(), paths, Options{Jobs: 1}, newReads(context.Background(), Options{KeepCache: true}), nil, func(*FileReport) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}
-		if files != len(rep.Files) || len(streamed) != len(rep.Files) {
-			t.Fatalf("jobs=%d: OnStart said %d files, OnFile saw %d, report has %d", jobs, files, len(streamed), len(rep.Files))
+		if len(streamed) != len(whole.files) {
+			t.Fatalf("jobs=%d: Files yielded %d reports, a piece holds %d", jobs, len(streamed), len(whole.files))
 		}
-		if !reflect.DeepEqual(streamed, rep.Files) {
-			t.Errorf("jobs=%d: streamed reports differ from the final report", jobs)
+		for i := range streamed {
+			streamed[i].BytesRead, whole.files[i].BytesRead = 0, 0
 		}
-		if got := read.Load(); got != total || total == 0 {
-			t.Errorf("jobs=%d: OnBytes added up to %d, OnStart said %d", jobs, got, total)
+		if !reflect.DeepEqual(streamed, whole.files) {
+			t.Errorf("jobs=%d: streamed reports differ from the piece's", jobs)
+		}
+		if read != total || total == 0 || calls < 2 {
+			t.Errorf("jobs=%d: Progress ended at %d of %d bytes (%d calls)", jobs, read, total, calls)
 		}
 		var cp *FileReport
 		for i := range streamed {
@@ -59,21 +70,52 @@ func TestOnFileStreamsTheReportInOrder(t *testing.T) {
 	}
 }
 
-// TestOnFileStopsEarly: cancelling from OnFile (verify --fail-fast) stops
-// the run; what was streamed is a prefix of the full report's order.
-func TestOnFileStopsEarly(t *testing.T) {
+// TestFilesStopsEarly: breaking out of the loop (verify --fail-fast) stops
+// the run; what was yielded is a prefix of the full run's order.
+func TestFilesStopsEarly(t *testing.T) {
+	full := run(t, segments(t, "kafka-written"))
+	for _, jobs := range []int{1, 2} {
+		var streamed []string
+		for f, err := range Files(context.Background(), []string{segments(t, "kafka-written")}, Options{Jobs: jobs}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed = append(streamed, f.Path)
+			if len(streamed) == 3 {
+				break
+			}
+		}
+		if len(streamed) != 3 {
+			t.Fatalf("jobs=%d: yielded %d of %d files", jobs, len(streamed), len(full.Files))
+		}
+		for i, p := range streamed {
+			if full.Files[i].Path != p {
+				t.Errorf("jobs=%d: file %d: yielded %s, full run has %s", jobs, i, p, full.Files[i].Path)
+			}
+		}
+	}
+}
+
+// TestFilesCancelled: a cancelled context ends the run with its error,
+// yielded last, after a prefix of the reports in order.
+func TestFilesCancelled(t *testing.T) {
 	full := run(t, segments(t, "kafka-written"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var streamed []string
-	_, err := Run(ctx, []string{segments(t, "kafka-written")}, Options{Jobs: 1, OnFile: func(f *FileReport) {
+	var last error
+	for f, err := range Files(ctx, []string{segments(t, "kafka-written")}, Options{Jobs: 1}) {
+		if err != nil {
+			last = err
+			continue
+		}
 		streamed = append(streamed, f.Path)
 		if len(streamed) == 3 {
 			cancel()
 		}
-	}})
-	if err == nil {
-		t.Fatal("no error after cancel")
+	}
+	if !errors.Is(last, context.Canceled) {
+		t.Fatalf("the run ended with %v, want context.Canceled", last)
 	}
 	if len(streamed) < 3 || len(streamed) >= len(full.Files) {
 		t.Fatalf("streamed %d of %d files", len(streamed), len(full.Files))

@@ -10,9 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/klog-dev/klog/partition"
 )
@@ -71,6 +69,9 @@ type FileReport struct {
 	Omitted map[Kind]int64 `json:"omitted,omitempty"`
 	// Partial marks a file whose check was interrupted (a signal).
 	Partial bool `json:"partial,omitempty"`
+	// BytesRead counts the bytes the check of this file read: its own,
+	// and for an index those of its log.
+	BytesRead int64 `json:"-"`
 
 	ioErr       error
 	perKind     map[Kind]int
@@ -120,43 +121,12 @@ func (f *FileReport) Findings() int {
 	return n - int(f.omittedInfo)
 }
 
-// Report is the result of a run, one FileReport per file in a stable order:
+// piece is the result of verifying a part of a run (Files verifies a log
+// directory a piece at a time): one FileReport per file in a stable order,
 // arguments in order, directories expanded in offset order.
-type Report struct {
-	Files []FileReport
-	// Start is when the run began; Duration how long it took.
-	Start    time.Time     `json:"-"`
-	Duration time.Duration `json:"-"`
-	// BytesRead counts every byte verify read from a file during the run.
-	BytesRead int64 `json:"-"`
-
-	// Partial is set when the run was interrupted: files not started are
-	// absent and the last ones may be marked Partial.
-	Partial bool `json:"-"`
-
-	roots []string // the paths Run was given
-	// Totals of the files RunEach handed out and did not keep.
-	findings, ioErrors int
-}
-
-// Findings counts all findings.
-func (r *Report) Findings() int {
-	n := r.findings
-	for i := range r.Files {
-		n += r.Files[i].Findings()
-	}
-	return n
-}
-
-// IOErrors counts files whose check failed on I/O.
-func (r *Report) IOErrors() int {
-	n := r.ioErrors
-	for i := range r.Files {
-		if r.Files[i].ioErr != nil {
-			n++
-		}
-	}
-	return n
+type piece struct {
+	files []FileReport
+	roots []string // the paths the piece was given
 }
 
 // Options configures a run.
@@ -166,21 +136,13 @@ type Options struct {
 	// MaxBatchBytes and MaxDecompressedBytes bound memory per batch.
 	MaxBatchBytes        int
 	MaxDecompressedBytes int
-	// Progress, if set, is called after each file with the number done
-	// and the total (from the worker goroutines, serialised).
-	Progress func(done, total int)
-	// OnStart, if set, is called once before any file is read with the
-	// number of files and their total size in bytes.
-	OnStart func(files int, bytes int64)
-	// OnBytes, if set, is called as files are read with the bytes read
-	// since the last call; the calls add up to OnStart's total once every
-	// file is done. It is called from the worker goroutines concurrently.
-	OnBytes func(n int64)
-	// OnFile, if set, is called with each file's final report as soon as
-	// the file and the partition-level checks that can add to it are done,
-	// in the order of Report.Files (serialised). Stopping early through
-	// the context still reports, in order, the files finished before.
-	OnFile func(f *FileReport)
+	// Progress, if set, is told how far the run has got, for a progress
+	// bar: read is how many bytes of the files listed so far have been
+	// read (or passed over: a file's rest when its check is done), total
+	// how many bytes those files hold. The total grows as the run lists a
+	// log directory's partitions, piece by piece; once every file is done,
+	// read equals total. Calls are serialised, from the run's goroutines.
+	Progress func(read, total int64)
 
 	// Rate caps the bytes read per second across all jobs (0: no cap).
 	Rate int64
@@ -190,8 +152,9 @@ type Options struct {
 	KeepCache bool
 	// State, when set, makes the run incremental: files unchanged since a
 	// run found them clean are not read, and logs that grew are checked
-	// from where that run stopped. Full reads everything anyway (and
-	// still lets the caller record the result in State).
+	// from where that run stopped. Full reads everything anyway. The run
+	// records in State what it found clean (and forgets what it did not);
+	// State.Save writes it.
 	State *State
 	Full  bool
 
@@ -199,9 +162,6 @@ type Options struct {
 	Stdin io.Reader
 
 	budget *decompressBudget
-	// reads, when set, is the I/O state of a RunEach that this Run is a
-	// piece of (one rate limit, one byte count, one page-cache record).
-	reads *reads
 	// prefetch reads segments ahead in a second goroutine, when there are
 	// more workers than files to give them.
 	prefetch bool
@@ -226,12 +186,17 @@ type group struct {
 	logTask map[int64]int // base offset -> task index of its .log
 }
 
-// Run verifies paths: segment or index files, partition directories, or log
-// directories (recursively). A path that does not exist and unreadable
-// files are reported in their FileReport; the error is for trouble with
-// stdin.
-func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
-	var ex expander
+// listTasks turns paths into tasks and partition groups: segment or index
+// files, partition directories, log directories (recursively), stdin. A path
+// that does not exist and unreadable ones become error tasks; the error is
+// for trouble with stdin. cleanup removes stdin's spool file.
+func listTasks(ctx context.Context, paths []string, opts Options) (ex expander, cleanup func(), err error) {
+	var cleanups []func()
+	cleanup = func() {
+		for _, c := range cleanups {
+			c()
+		}
+	}
 	for _, p := range paths {
 		args, err := partition.Expand([]string{p})
 		if err != nil {
@@ -252,22 +217,22 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 			if p != "-" {
 				f, err := os.Open(p)
 				if err != nil {
-					return nil, err
+					return ex, cleanup, err
 				}
-				defer f.Close()
+				cleanups = append(cleanups, func() { f.Close() })
 				r, name = f, p
 			}
-			t, cleanup, err := stdinTask(ctx, r)
+			t, done, err := stdinTask(ctx, r)
 			if err != nil {
-				return nil, err
+				return ex, cleanup, err
 			}
-			defer cleanup()
+			cleanups = append(cleanups, done)
 			t.name = name
 			ex.tasks = append(ex.tasks, t)
 		case partition.ArgFile:
 			st, err := os.Stat(p)
 			if err != nil {
-				return nil, err
+				return ex, cleanup, err
 			}
 			ex.tasks = append(ex.tasks, explicitTask(p, st))
 		default:
@@ -282,15 +247,28 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 			}
 		}
 	}
-	tasks, groups := ex.tasks, ex.groups
-	rep := &Report{Files: make([]FileReport, len(tasks)), Start: time.Now(), roots: paths}
-	rd := opts.reads
-	if rd == nil {
-		rd = newReads(ctx, opts)
+	return ex, cleanup, nil
+}
+
+// errStopped is what runPiece returns when emit asked it to stop.
+var errStopped = errors.New("verify: stopped by the caller")
+
+// runPiece verifies paths (one piece of a run) with the I/O state rd:
+// every finished report, once the partition-level checks that can add to
+// it are done, goes to hook (when set: checks that span pieces), then to
+// emit, in the order of the piece's files, from the calling goroutine.
+// emit returning false stops the run (errStopped). A cancelled context
+// returns its error; files not started are then empty reports.
+func runPiece(ctx context.Context, paths []string, opts Options, rd *reads, hook func(*FileReport), emit func(*FileReport) bool) (*piece, error) {
+	ex, cleanup, err := listTasks(ctx, paths, opts)
+	defer cleanup()
+	if err != nil {
+		return nil, err
 	}
-	read0 := rd.n.Load()
+	tasks := ex.tasks
+	pc := &piece{files: make([]FileReport, len(tasks)), roots: paths}
 	var sizes []int64
-	if opts.OnStart != nil || opts.OnBytes != nil {
+	if opts.Progress != nil {
 		sizes = make([]int64, len(tasks))
 		var total int64
 		for i, t := range tasks {
@@ -299,9 +277,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 				total += st.Size()
 			}
 		}
-		if opts.OnStart != nil {
-			opts.OnStart(len(tasks), total)
-		}
+		rd.progress(0, total)
 	}
 	jobs := opts.Jobs
 	if jobs <= 0 {
@@ -309,59 +285,93 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 	}
 	opts.prefetch = jobs >= 2*len(tasks)
 	opts.budget = newDecompressBudget(opts.MaxDecompressedBytes)
-	em := newEmitter(rep, tasks, groups, opts.OnFile, rd)
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		done int
-	)
+	em := newEmitter(pc, tasks, ex.groups, rd)
 	checkOne := func(v *verifier, i int) {
-		rep.Files[i] = v.check(tasks[i])
-		if opts.OnBytes != nil {
-			// The rest of the file: all of a file that is not
-			// a log, what a log's check did not need to read.
+		pc.files[i] = v.check(tasks[i])
+		if sizes != nil {
+			// The rest of the file: all of a file that is not a log,
+			// what a log's check did not need to read.
 			if n := sizes[i] - v.read; n > 0 {
-				opts.OnBytes(n)
+				rd.progress(n, 0)
 			}
 			v.read = 0
 		}
-		mu.Lock()
-		em.done(i)
-		if opts.Progress != nil {
-			done++
-			opts.Progress(done, len(tasks))
+	}
+	give := func(ready []int) bool {
+		for _, i := range ready {
+			f := &pc.files[i]
+			if hook != nil {
+				hook(f)
+				finish(f)
+			}
+			if !emit(f) {
+				return false
+			}
 		}
-		mu.Unlock()
+		return true
 	}
 	if jobs == 1 {
 		// One job checks in the caller's goroutine: handing each file
 		// to another thread costs a scheduler wake-up, milliseconds on
 		// a busy machine.
-		v := newVerifier(ctx, opts)
-		v.r = rd
+		v := newVerifier(ctx, opts, rd)
+		defer v.release()
 		for i := range tasks {
 			if ctx.Err() != nil {
 				break
 			}
 			checkOne(v, i)
+			if !give(em.done(i)) {
+				return pc, errStopped
+			}
 		}
-		v.release()
-	} else {
-		next := make(chan int)
-		for w := 0; w < jobs; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				v := newVerifier(ctx, opts)
-				v.r = rd
-				for i := range next {
-					checkOne(v, i)
+	} else if !runJobs(ctx, jobs, len(tasks), func() *verifier { return newVerifier(ctx, opts, rd) }, checkOne, em.done, give) {
+		return pc, errStopped
+	}
+	if err := ctx.Err(); err != nil {
+		// Files in flight are marked Partial; files never started are
+		// empty reports.
+		return pc, err
+	}
+	for i := range pc.files {
+		finish(&pc.files[i])
+	}
+	return pc, nil
+}
+
+// runJobs checks n tasks with jobs workers: check runs in the workers, done
+// (serialised) returns the reports a finished task made ready, give hands
+// them out from the calling goroutine and returns false to stop. It
+// returns false when give did.
+func runJobs(ctx context.Context, jobs, n int, worker func() *verifier, check func(*verifier, int), done func(int) []int, give func([]int) bool) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	ready := make(chan []int, n)
+	next := make(chan int)
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := worker()
+			defer v.release()
+			for i := range next {
+				check(v, i)
+				mu.Lock()
+				r := done(i)
+				mu.Unlock()
+				if len(r) > 0 {
+					ready <- r
 				}
-				v.release()
-			}()
-		}
+			}
+		}()
+	}
+	go func() {
 	feed:
-		for i := range tasks {
+		for i := 0; i < n; i++ {
 			select {
 			case next <- i:
 			case <-ctx.Done():
@@ -370,19 +380,16 @@ func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		}
 		close(next)
 		wg.Wait()
+		close(ready)
+	}()
+	ok := true
+	for r := range ready {
+		if ok && !give(r) {
+			ok = false
+			cancel() // and drain what the workers still finish
+		}
 	}
-	if err := ctx.Err(); err != nil {
-		// Files in flight are marked Partial; the report says it is
-		// partial (files never started are empty reports).
-		rep.Partial = true
-		return rep, err
-	}
-	for i := range rep.Files {
-		finish(&rep.Files[i])
-	}
-	rep.BytesRead = rd.n.Load() - read0
-	rep.Duration = time.Since(rep.Start)
-	return rep, nil
+	return ok
 }
 
 // finish sets a report's verdict once no check can add to it.
@@ -394,9 +401,10 @@ func finish(f *FileReport) {
 }
 
 // emitter runs each group's partition-level checks as soon as all of its
-// files are done, and hands out finished reports in order.
+// files are done, and says which finished reports can be handed out, in
+// order.
 type emitter struct {
-	rep      *Report
+	pc       *piece
 	rd       *reads
 	groups   []group
 	of       [][]int // the groups whose range holds each task
@@ -405,12 +413,11 @@ type emitter struct {
 	checked  []bool
 	finished []bool
 	next     int // the next report to hand out
-	onFile   func(*FileReport)
 }
 
-func newEmitter(rep *Report, tasks []task, groups []group, onFile func(*FileReport), rd *reads) *emitter {
-	e := &emitter{rep: rep, rd: rd, groups: groups, of: make([][]int, len(tasks)), owner: make([]int, len(tasks)),
-		left: make([]int, len(groups)), checked: make([]bool, len(groups)), finished: make([]bool, len(tasks)), onFile: onFile}
+func newEmitter(pc *piece, tasks []task, groups []group, rd *reads) *emitter {
+	e := &emitter{pc: pc, rd: rd, groups: groups, of: make([][]int, len(tasks)), owner: make([]int, len(tasks)),
+		left: make([]int, len(groups)), checked: make([]bool, len(groups)), finished: make([]bool, len(tasks))}
 	for i := range e.owner {
 		e.owner[i] = -1
 	}
@@ -429,34 +436,23 @@ func newEmitter(rep *Report, tasks []task, groups []group, onFile func(*FileRepo
 	return e
 }
 
-// done records that task i is checked (callers serialise).
-func (e *emitter) done(i int) {
+// done records that task i is checked and returns the reports now final,
+// in order (callers serialise).
+func (e *emitter) done(i int) []int {
 	e.finished[i] = true
 	for _, gi := range e.of[i] {
 		if e.left[gi]--; e.left[gi] == 0 {
-			checkPartition(e.rep, e.groups[gi], e.rd)
+			checkPartition(e.pc, e.groups[gi], e.rd)
 			e.checked[gi] = true
 		}
 	}
+	var ready []int
 	for e.next < len(e.finished) && e.finished[e.next] && (e.owner[e.next] < 0 || e.checked[e.owner[e.next]]) {
-		f := &e.rep.Files[e.next]
-		finish(f)
-		if e.onFile != nil {
-			e.onFile(f)
-		}
+		finish(&e.pc.files[e.next])
+		ready = append(ready, e.next)
 		e.next++
 	}
-}
-
-// isSegmentFile reports whether LogLoader reads name as a segment file
-// (LogFileUtils.isLogFile, isIndexFile): its stem must be an offset.
-func isSegmentFile(name string) bool {
-	for _, s := range []string{partition.LogSuffix, partition.IndexSuffix, partition.TimeIndexSuffix, partition.TxnIndexSuffix} {
-		if strings.HasSuffix(name, s) {
-			return true
-		}
-	}
-	return false
+	return ready
 }
 
 func isOffsetCheckpoint(name string) bool {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 func segments(t testing.TB, parts ...string) string {
@@ -21,9 +22,9 @@ func segments(t testing.TB, parts ...string) string {
 	return p
 }
 
-func run(t testing.TB, paths ...string) *Report {
+func run(t testing.TB, paths ...string) *runReport {
 	t.Helper()
-	rep, err := Run(context.Background(), paths, Options{Jobs: 2})
+	rep, err := collect(context.Background(), paths, Options{Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,10 +123,10 @@ func TestBitFlips(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bounds := batchBounds(t, orig)
+			bounds := klogtest.BatchBounds(t, orig)
 			dir := t.TempDir()
 			p := filepath.Join(dir, "00000000000000000000.log")
-			v := newVerifier(context.Background(), Options{})
+			v := newVerifier(context.Background(), Options{}, newReads(context.Background(), Options{KeepCache: true}))
 			for _, bd := range bounds {
 				crcFrom := int64(format.LogOverhead) // legacy: CRC field, magic onwards
 				if orig[bd[0]+16] >= 2 {
@@ -159,8 +160,8 @@ func TestStructureFlips(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "00000000000000000000.log")
-	v := newVerifier(context.Background(), Options{})
-	for _, bd := range batchBounds(t, orig) {
+	v := newVerifier(context.Background(), Options{}, newReads(context.Background(), Options{KeepCache: true}))
+	for _, bd := range klogtest.BatchBounds(t, orig) {
 		for at := bd[0] + 8; at < bd[0]+17; at++ {
 			if at >= bd[0]+12 && at < bd[0]+16 {
 				continue // partitionLeaderEpoch: any value is valid
@@ -184,10 +185,10 @@ func TestTruncationSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bounds := batchBounds(t, orig)
+	bounds := klogtest.BatchBounds(t, orig)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "00000000000000000000.log")
-	v := newVerifier(context.Background(), Options{})
+	v := newVerifier(context.Background(), Options{}, newReads(context.Background(), Options{KeepCache: true}))
 	for cut := 1; cut < len(orig); cut++ {
 		f := checkBytes(v, p, orig[:cut])
 		last := int64(0)
@@ -207,23 +208,6 @@ func TestTruncationSweep(t *testing.T) {
 			t.Errorf("cut at %d: %+v, want truncated at %d", cut, f.Problems, last)
 		}
 	}
-}
-
-func batchBounds(t testing.TB, data []byte) [][2]int64 {
-	t.Helper()
-	sc := format.NewScanner(strings.NewReader(string(data)), int64(len(data)), format.ScanOptions{})
-	var out [][2]int64
-	for {
-		b, err := sc.Next()
-		if err != nil {
-			break
-		}
-		out = append(out, [2]int64{b.Pos, b.Pos + b.Size()})
-	}
-	if len(out) == 0 {
-		t.Fatal("no batches")
-	}
-	return out
 }
 
 func TestPartitionChecks(t *testing.T) {
@@ -277,20 +261,20 @@ func checkBytes(v *verifier, p string, data []byte) *FileReport {
 func TestPrefetchSameReport(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p := genSegment(t, dir, 0, 9<<20)
+	p := klogtest.WriteSegment(t, dir, 0, 9<<20)
 	data, _ := os.ReadFile(p)
-	bounds := batchBounds(t, data)
+	bounds := klogtest.BatchBounds(t, data)
 	for _, damage := range []int64{-1, bounds[len(bounds)/2][0] + 100, bounds[len(bounds)-1][0] + 20} {
 		d := append([]byte(nil), data...)
 		if damage >= 0 {
 			d[damage] ^= 0x10
 		}
 		os.WriteFile(p, d, 0o644)
-		one, err := Run(context.Background(), []string{p}, Options{Jobs: 1})
+		one, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		two, err := Run(context.Background(), []string{p}, Options{Jobs: 2})
+		two, err := collect(context.Background(), []string{p}, Options{Jobs: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/verifytest"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 	kafkago "github.com/segmentio/kafka-go/protocol"
@@ -235,9 +236,9 @@ func prodReadKafkaGo(t testing.TB, batches []*format.Batch) []prodRec {
 }
 
 // prodVerify runs verify on dir and returns the findings as text lines.
-func prodVerify(t testing.TB, dir string) (*verify.Report, []string) {
+func prodVerify(t testing.TB, dir string) (*verifytest.Report, []string) {
 	t.Helper()
-	rep, err := verify.Run(context.Background(), []string{dir}, verify.Options{})
+	rep, err := verifytest.Run(context.Background(), []string{dir}, verify.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

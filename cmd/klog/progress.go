@@ -101,6 +101,22 @@ func (p *progress) newBar() *progressbar.ProgressBar {
 	)
 }
 
+// setTotal changes the bar's total (a run that learns its size as it goes).
+func (p *progress) setTotal(total int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if total == p.total {
+		return
+	}
+	p.total = total
+	if p.bar != nil {
+		p.bar.ChangeMax64(total)
+	}
+}
+
 // addFunc is add as an OnBytes hook, nil when there is no bar (so that
 // the domain package skips counting altogether).
 func (p *progress) addFunc() func(int64) {

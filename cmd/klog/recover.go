@@ -9,10 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
-	"github.com/klog-dev/klog/verify"
+	"github.com/klog-dev/klog/recovery"
 	"github.com/urfave/cli/v2"
 )
 
@@ -79,7 +78,7 @@ func runRecover(c *cli.Context) error {
 	// printed; none when --json or --salvage's NDJSON goes to the terminal.
 	bar := newProgress(c, "planning", c.Bool(recoverJSONFlag.Name) || c.Bool(recoverSalvageFlag.Name),
 		func() int64 { return logBytes([]string{dir}) })
-	plan, err := verify.PlanRecovery(dir, verify.RecoverOptions{OnBytes: bar.addFunc()})
+	plan, err := recovery.PlanDir(dir, recovery.Options{OnBytes: bar.addFunc()})
 	bar.finish()
 	if err != nil {
 		return fail("recover", err)
@@ -109,36 +108,8 @@ func runRecover(c *cli.Context) error {
 		fmt.Fprintf(report, "wrote the recovered partition to %s\n", o)
 	}
 	if c.Bool(recoverSalvageFlag.Name) {
-		d, err := partition.Open(dir)
-		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
-		}
-		w := ndjson.NewWriter(out, recOpts)
-		for _, s := range d.Segments {
-			if s.Log == "" {
-				continue
-			}
-			path := s.Log
-			withPath := func(l []byte) []byte { return ndjson.Str(l, "path", path) }
-			skipped, err := verify.Salvage(s.Log, 0, func(b *format.Batch, r *format.Record) error {
-				if b.IsControl() {
-					return nil
-				}
-				return w.Record(b, r, withPath)
-			})
-			if err == nil {
-				err = w.Flush()
-			}
-			if err != nil {
-				return fail("recover", err)
-			}
-			for _, k := range skipped {
-				if c.Bool(recoverJSONFlag.Name) {
-					writeJSONLine(report, "skipped", k)
-					continue
-				}
-				fmt.Fprintf(report, "%s: skipped bytes %d..%d (%d bytes)\n", k.Path, k.From, k.To, k.To-k.From)
-			}
+		if err := salvage(dir, out, report, recOpts, c.Bool(recoverJSONFlag.Name)); err != nil {
+			return err
 		}
 	}
 	if plan.Changes() {
@@ -147,16 +118,56 @@ func runRecover(c *cli.Context) error {
 	return nil
 }
 
+// salvage writes every record of dir's segments that can be saved as NDJSON
+// to out, and the byte ranges it skipped to report.
+func salvage(dir string, out, report *bufio.Writer, recOpts ndjson.Options, jsonOut bool) error {
+	d, err := partition.Open(dir)
+	if err != nil {
+		return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+	}
+	w := ndjson.NewWriter(out, recOpts)
+	for _, s := range d.Segments {
+		if s.Log == "" {
+			continue
+		}
+		withPath := func(l []byte) []byte { return ndjson.Str(l, "path", s.Log) }
+		var skipped []recovery.Skipped
+		for r, err := range recovery.Salvage(s.Log, 0) {
+			switch {
+			case err != nil:
+				return fail("recover", err)
+			case r.Skipped != nil:
+				skipped = append(skipped, *r.Skipped)
+			case !r.Batch.IsControl():
+				if err := w.Record(r.Batch, r.Record, withPath); err != nil {
+					return fail("recover", err)
+				}
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return fail("recover", err)
+		}
+		for _, k := range skipped {
+			if jsonOut {
+				writeJSONLine(report, "skipped", k)
+				continue
+			}
+			fmt.Fprintf(report, "%s: skipped bytes %d..%d (%d bytes)\n", k.Path, k.From, k.To, k.To-k.From)
+		}
+	}
+	return nil
+}
+
 // writePlanText prints the plan: one line per segment, one per other file
 // deleted, and the verdict.
-func writePlanText(w io.Writer, plan *verify.Recovery) {
+func writePlanText(w io.Writer, plan *recovery.Plan) {
 	for _, s := range plan.Segments {
 		switch s.Action {
-		case verify.ActionDelete:
+		case recovery.ActionDelete:
 			fmt.Fprintf(w, "%s: delete (%d bytes%s): %s\n", s.Log, s.Bytes, dropped(s), s.Reason)
-		case verify.ActionTruncate:
+		case recovery.ActionTruncate:
 			fmt.Fprintf(w, "%s: truncate %d bytes at position %d%s: %s\n", s.Log, s.TruncateBytes, s.ValidBytes, dropped(s), s.Reason)
-		case verify.ActionMove:
+		case recovery.ActionMove:
 			var parts []string
 			for _, n := range s.NewSegments {
 				p := fmt.Sprintf("%s (new base offset %d, bytes %d..%d", filepath.Base(n.Log), n.BaseOffset, n.Position, n.Position+n.Bytes)
@@ -185,7 +196,7 @@ func writePlanText(w io.Writer, plan *verify.Recovery) {
 	fmt.Fprintf(w, "Kafka loads the partition: log start offset %d, log end offset %d\n", plan.LogStartOffset, plan.LogEndOffset)
 }
 
-func dropped(s verify.SegmentRecovery) string {
+func dropped(s recovery.Segment) string {
 	if s.FirstDropped < 0 {
 		return ""
 	}

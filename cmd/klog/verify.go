@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/klog-dev/klog/verify"
@@ -50,22 +49,20 @@ Exit status: 0 clean, 1 findings, 2 usage or I/O trouble.`,
 }
 
 // verifyProgress wires a progress bar into opts when one is wanted and
-// returns where it will be: RunEach starts each piece (a few hundred
-// partitions) with its own total, so the bar starts with the first piece
-// and its total grows piece by piece. A nil bar draws nothing.
-func verifyProgress(c *cli.Context, opts *verify.Options, jsonOut bool) **progress {
-	var bar *progress
-	if progressWanted(c, jsonOut) {
-		var total atomic.Int64
-		opts.OnStart = func(_ int, n int64) {
-			total.Add(n)
-			if bar == nil {
-				bar = newProgress(c, "verifying", jsonOut, total.Load)
-			}
-		}
-		opts.OnBytes = func(n int64) { bar.add(n) }
+// returns it (nil draws nothing). The run lists a log dir a few hundred
+// partitions at a time, so the bar's total grows piece by piece.
+func verifyProgress(c *cli.Context, opts *verify.Options, jsonOut bool) *progress {
+	bar := newProgress(c, "verifying", jsonOut, func() int64 { return 0 })
+	if bar == nil {
+		return nil
 	}
-	return &bar
+	var told int64
+	opts.Progress = func(read, total int64) {
+		bar.setTotal(total)
+		bar.add(read - told)
+		told = read
+	}
+	return bar
 }
 
 func runVerify(c *cli.Context) error {
@@ -74,62 +71,58 @@ func runVerify(c *cli.Context) error {
 		return usageError("verify: no PATH given")
 	}
 	start := time.Now()
-	ctx, cancel := context.WithCancel(c.Context)
-	defer cancel()
 	jsonOut, quiet, failFast := c.Bool(verifyJSONFlag.Name), c.Bool(verifyQuiet.Name), c.Bool(verifyFailFastFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
-	var (
-		sum      verifySummary
-		stopped  bool
-		writeErr error
-		b        strings.Builder
-	)
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Stdin: c.App.Reader}
 	if err := fleetOptions(c, &opts); err != nil {
 		return err
 	}
 	bar := verifyProgress(c, &opts, jsonOut)
-	fleet := newFleetOutputs(c, &opts)
-	opts.OnFile = func(f *verify.FileReport) {
-		if stopped {
-			return
+	fleet := newFleetOutputs(c, &opts, start)
+	var (
+		sum      verifySummary
+		stopped  bool
+		writeErr error
+		runErr   error
+		b        strings.Builder
+	)
+	// A few hundred partitions at a time: memory stays bounded on a
+	// broker's log dir of any size.
+	for f, err := range verify.Files(c.Context, args, opts) {
+		if err != nil {
+			runErr = err
+			break
 		}
 		sum.add(f)
-		bad := !f.OK
-		if !quiet || bad { // --quiet: only the files with findings, in JSON too
+		fleet.add(f)
+		if !quiet || !f.OK { // --quiet: only the files with findings, in JSON too
 			if err := writeFileReport(out, &b, f, jsonOut); err != nil && writeErr == nil {
 				writeErr = err
 			}
 		}
-		(*bar).clear()
+		bar.clear()
 		if err := out.Flush(); err != nil && writeErr == nil {
 			writeErr = err
 		}
-		if failFast && bad {
+		if failFast && !f.OK {
 			stopped = true
-			cancel()
+			break
 		}
 	}
-	// Pieces of a few hundred partitions at a time: memory stays bounded
-	// on a broker's log dir of any size.
-	run, err := verify.RunEach(ctx, args, opts, func(rep *verify.Report) error {
-		fleet.add(rep)
-		return nil
-	})
-	(*bar).finish()
+	bar.finish()
 	if sig := interrupted(c.Context); sig != nil {
 		// Stopped by a signal: the verdicts printed so far stand; run
 		// says the output is partial and exits 130/143.
 		out.Flush()
 		return sig
 	}
-	if err != nil && !(stopped && errors.Is(err, context.Canceled)) {
-		if errors.Is(err, context.Canceled) && c.Context.Err() != nil {
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) && c.Context.Err() != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
 		}
-		return &exitError{code: ExitTrouble, msg: "verify: " + err.Error()}
+		return &exitError{code: ExitTrouble, msg: "verify: " + runErr.Error()}
 	}
-	if err := fleet.write(run); err != nil {
+	if err := fleet.write(time.Since(start)); err != nil {
 		return err
 	}
 	if !jsonOut {

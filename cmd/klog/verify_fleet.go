@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
@@ -62,40 +63,37 @@ func fleetOptions(c *cli.Context, opts *verify.Options) error {
 	return nil
 }
 
-// fleetOutputs records a run, piece by piece, in the state and metrics
-// files.
+// fleetOutputs records a run in the state and metrics files.
 type fleetOutputs struct {
 	state, prom string
 	st          *verify.State
 	m           *verify.Metrics
 }
 
-func newFleetOutputs(c *cli.Context, opts *verify.Options) *fleetOutputs {
+func newFleetOutputs(c *cli.Context, opts *verify.Options, start time.Time) *fleetOutputs {
 	o := &fleetOutputs{state: c.String(verifyStateFlag.Name), prom: c.String(verifyPromFlag.Name), st: opts.State}
 	if o.prom != "" {
-		o.m = verify.NewMetrics()
+		o.m = verify.NewMetrics(start)
 	}
 	return o
 }
 
-func (o *fleetOutputs) add(rep *verify.Report) {
-	if o.st != nil {
-		o.st.Update(rep)
-	}
+// add counts a file in the metrics (the run records the state itself).
+func (o *fleetOutputs) add(f *verify.FileReport) {
 	if o.m != nil {
-		o.m.Add(rep)
+		o.m.Add(f)
 	}
 }
 
-// write saves the state and the metrics of the run (its totals in run).
-func (o *fleetOutputs) write(run *verify.Report) error {
+// write saves the state and the metrics of a run that took d.
+func (o *fleetOutputs) write(d time.Duration) error {
 	if o.state != "" {
 		if err := o.st.Save(o.state); err != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: --state: " + err.Error()}
 		}
 	}
 	if o.prom != "" {
-		if err := o.m.Write(o.prom, run); err != nil {
+		if err := o.m.Write(o.prom, d); err != nil {
 			return &exitError{code: ExitTrouble, msg: "verify: --prometheus: " + err.Error()}
 		}
 	}

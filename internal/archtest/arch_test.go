@@ -28,6 +28,7 @@ var rank = map[string]int{
 	"format":          0,
 	"partition":       1,
 	"verify":          2,
+	"recovery":        3,
 	"ndjson":          3,
 	"internaltopic":   3,
 	"produce":         3,

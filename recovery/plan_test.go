@@ -1,17 +1,16 @@
-package verify
+package recovery
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 // copyPartition copies a fixture partition (without oracle .txt files).
@@ -82,12 +81,12 @@ func TestRecoverDamagedPartition(t *testing.T) {
 	// Flip a byte inside the records of the second batch of segment 16.
 	p := filepath.Join(dir, "00000000000000000016.log")
 	data, _ := os.ReadFile(p)
-	bounds := batchBounds(t, data)
+	bounds := klogtest.BatchBounds(t, data)
 	data[bounds[1][0]+70] ^= 0x40
 	os.WriteFile(p, data, 0o644)
 	before := treeHash(t, dir)
 
-	plan, err := PlanRecovery(dir, RecoverOptions{})
+	plan, err := PlanDir(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +115,7 @@ func TestRecoverDamagedPartition(t *testing.T) {
 	if treeHash(t, dir) != before {
 		t.Fatal("recovery changed the input")
 	}
-	rep, err := Run(context.Background(), []string{out}, Options{})
+	rep, err := verifyPaths(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +145,7 @@ func TestSalvage(t *testing.T) {
 	t.Parallel()
 	src := segments(t, "kafka-written", "v2-none", "00000000000000000000.log")
 	data, _ := os.ReadFile(src)
-	bounds := batchBounds(t, data)
+	bounds := klogtest.BatchBounds(t, data)
 	// Garbage in the middle: overwrite the second batch's header.
 	for i := bounds[1][0]; i < bounds[1][0]+20; i++ {
 		data[i] = 0xee
@@ -154,12 +153,16 @@ func TestSalvage(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "00000000000000000000.log")
 	os.WriteFile(p, data, 0o644)
 	var got []int64
-	skipped, err := Salvage(p, 0, func(b *format.Batch, r *format.Record) error {
-		got = append(got, r.Offset)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	var skipped []Skipped
+	for s, err := range Salvage(p, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Skipped != nil {
+			skipped = append(skipped, *s.Skipped)
+			continue
+		}
+		got = append(got, s.Record.Offset)
 	}
 	if len(skipped) != 1 || skipped[0].From != bounds[1][0] || skipped[0].To != bounds[2][0] {
 		t.Errorf("skipped %+v, want [%d, %d)", skipped, bounds[1][0], bounds[2][0])
@@ -168,7 +171,6 @@ func TestSalvage(t *testing.T) {
 	if len(got) == 0 || got[0] != 0 || got[4] != 8 {
 		t.Errorf("salvaged offsets %v", got)
 	}
-	_ = io.EOF
 }
 
 // TestRecoverOnBytes: the progress hook adds up to the size of the .log
@@ -179,7 +181,7 @@ func TestRecoverOnBytes(t *testing.T) {
 	dir := copyPartition(t, segments(t, "kafka-written", "unifiedlog-producer", "topic-0"))
 	p := filepath.Join(dir, "00000000000000000016.log")
 	data, _ := os.ReadFile(p)
-	data[batchBounds(t, data)[1][0]+70] ^= 0x40
+	data[klogtest.BatchBounds(t, data)[1][0]+70] ^= 0x40
 	os.WriteFile(p, data, 0o644)
 	var want int64
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -187,12 +189,12 @@ func TestRecoverOnBytes(t *testing.T) {
 		st, _ := os.Stat(l)
 		want += st.Size()
 	}
-	plain, err := PlanRecovery(dir, RecoverOptions{})
+	plain, err := PlanDir(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got int64
-	watched, err := PlanRecovery(dir, RecoverOptions{OnBytes: func(n int64) {
+	watched, err := PlanDir(dir, Options{OnBytes: func(n int64) {
 		if n <= 0 {
 			t.Errorf("OnBytes(%d)", n)
 		}

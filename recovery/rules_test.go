@@ -1,7 +1,6 @@
-package verify
+package recovery
 
 import (
-	"context"
 	"encoding/binary"
 	"hash/crc32"
 	"math"
@@ -282,7 +281,7 @@ func TestRecoverRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := writeDir(t, c.files)
-			plan, err := PlanRecovery(dir, RecoverOptions{})
+			plan, err := PlanDir(dir, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +319,7 @@ func TestRecoverRules(t *testing.T) {
 				t.Errorf("Changes() = %v", plan.Changes())
 			}
 			// verify says what is wrong wherever Kafka acts.
-			rep, err := Run(context.Background(), []string{dir}, Options{Jobs: 1})
+			rep, err := verifyPaths(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +331,7 @@ func TestRecoverRules(t *testing.T) {
 				if err := plan.WriteRecovered(out); err != nil {
 					t.Fatal(err)
 				}
-				again, err := PlanRecovery(out, RecoverOptions{})
+				again, err := PlanDir(out, Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package verify
+package recovery
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ const maxSnapshotBytes = 64 << 20
 // keeps, leader epochs cut to the log end, and partition.metadata; an empty
 // segment when none survives. The input is never modified. It returns
 // ErrRefused when the plan does not load.
-func (r *Recovery) WriteRecovered(out string) error {
+func (r *Plan) WriteRecovered(out string) error {
 	if !r.Loads {
 		return ErrRefused
 	}

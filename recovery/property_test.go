@@ -1,7 +1,6 @@
-package verify
+package recovery
 
 import (
-	"context"
 	"encoding/binary"
 	"hash/crc32"
 	"math"
@@ -176,7 +175,7 @@ func TestVerifyFindsWhatRecoverChanges(t *testing.T) {
 		if rng.IntN(4) != 0 {
 			os.WriteFile(filepath.Join(dir, partition.FileName(segBase, partition.IndexSuffix)), nil, 0o644)
 		}
-		plan, err := PlanRecovery(dir, RecoverOptions{})
+		plan, err := PlanDir(dir, Options{})
 		if err != nil {
 			t.Fatalf("case %d (%s): %v", i, what, err)
 		}
@@ -193,7 +192,7 @@ func TestVerifyFindsWhatRecoverChanges(t *testing.T) {
 				moved++
 			}
 		}
-		rep, err := Run(context.Background(), []string{dir}, Options{Jobs: 1})
+		rep, err := verifyPaths(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +205,7 @@ func TestVerifyFindsWhatRecoverChanges(t *testing.T) {
 			if err := plan.WriteRecovered(out); err != nil {
 				t.Fatal(err)
 			}
-			again, err := PlanRecovery(out, RecoverOptions{})
+			again, err := PlanDir(out, Options{})
 			if err != nil || again.Changes() || again.LogEndOffset != plan.LogEndOffset {
 				t.Errorf("case %d (%s): the recovered copy recovers again: %v %+v", i, what, err, again)
 			}

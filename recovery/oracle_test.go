@@ -1,4 +1,4 @@
-package verify
+package recovery
 
 import (
 	"encoding/json"
@@ -68,7 +68,7 @@ func TestRecoverMatchesKafka(t *testing.T) {
 				}
 				os.WriteFile(filepath.Join(dir, f), b, 0o644)
 			}
-			plan, err := PlanRecovery(dir, RecoverOptions{})
+			plan, err := PlanDir(dir, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestRecoverMatchesKafka(t *testing.T) {
 			deleted := map[string]bool{}
 			for _, f := range plan.DeletedFiles {
 				deleted[filepath.Base(f.Path)] = true
-				if _, ok := u.FilesAfter[filepath.Base(f.Path)]; ok && !(plan.NewEmptySegment && isSegmentFile(filepath.Base(f.Path))) {
+				if _, ok := u.FilesAfter[filepath.Base(f.Path)]; ok && !(plan.NewEmptySegment && partition.IsSegmentFile(filepath.Base(f.Path))) {
 					t.Errorf("plan deletes %s, which Kafka kept", f.Path)
 				}
 			}
