@@ -25,6 +25,9 @@ var rank = map[string]int{
 	// internal/safeio (bounded reads, no-follow opens, the broker lock)
 	// imports no klog package: every layer above format may use it.
 	"internal/safeio": -1,
+	// objstore (a read-only directory or S3 bucket) imports no klog
+	// package either.
+	"objstore": -1,
 	"format":          0,
 	"partition":       1,
 	"verify":          2,

@@ -1,0 +1,259 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sort"
+	"strconv"
+	"sync"
+)
+
+// Blocks describes an object (or what decoding one gives) as consecutive
+// blocks that are fetched one request each.
+type Blocks interface {
+	// Len is the number of blocks.
+	Len() int
+	// Range is block i's position and length in the bytes the reader
+	// serves.
+	Range(i int) (pos int64, n int)
+	// Fetch fills dst (of block i's length) with block i.
+	Fetch(ctx context.Context, i int, dst []byte) error
+}
+
+// DefaultBlockSize is the size of one ranged read of a SeqReader over a
+// plain object; DefaultDepth is how many blocks it keeps in flight ahead of
+// the reader.
+const (
+	DefaultBlockSize = 4 << 20
+	DefaultDepth     = 4
+)
+
+// SeqReader is an io.ReaderAt over Blocks that reads ahead: while the
+// caller reads block i, blocks i+1 .. i+Depth-1 are fetched concurrently.
+// A read behind the window fetches its block again (one block is kept for
+// that). Memory is Depth+1 blocks, whatever the object's size.
+type SeqReader struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	b      Blocks
+	size   int64
+	depth  int
+
+	mu     sync.Mutex
+	base   int
+	window []*slot
+	free   [][]byte
+	back   *slot
+	closed bool
+}
+
+type slot struct {
+	i      int
+	buf    []byte
+	done   chan struct{}
+	err    error
+	cancel context.CancelFunc
+}
+
+// NewSeqReader reads b, whose blocks add up to size bytes, keeping depth
+// blocks in flight (0: DefaultDepth). Close stops the fetches.
+func NewSeqReader(ctx context.Context, b Blocks, size int64, depth int) *SeqReader {
+	if depth <= 0 {
+		depth = DefaultDepth
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	return &SeqReader{ctx: ctx, cancel: cancel, b: b, size: size, depth: depth, base: -1}
+}
+
+// Size is the number of bytes the reader serves.
+func (r *SeqReader) Size() int64 { return r.size }
+
+// ReadAt implements io.ReaderAt.
+func (r *SeqReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("objstore: negative offset")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, errors.New("objstore: read after Close")
+	}
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
+		if at >= r.size {
+			return n, io.EOF
+		}
+		i := r.blockAt(at)
+		s, err := r.slotFor(i)
+		if err != nil {
+			return n, err
+		}
+		pos, _ := r.b.Range(i)
+		n += copy(p[n:], s.buf[at-pos:])
+	}
+	return n, nil
+}
+
+// blockAt is the block holding byte at (< size).
+func (r *SeqReader) blockAt(at int64) int {
+	n := r.b.Len()
+	return sort.Search(n, func(i int) bool {
+		pos, l := r.b.Range(i)
+		return pos+int64(l) > at
+	})
+}
+
+// slotFor returns block i fetched, moving the window forward when i is at
+// or past its start.
+func (r *SeqReader) slotFor(i int) (*slot, error) {
+	if r.base >= 0 && i >= r.base && i < r.base+len(r.window) {
+		s := r.window[i-r.base]
+		if i > r.base {
+			r.advance(i)
+		}
+		return r.wait(s)
+	}
+	if r.base < 0 || i > r.base {
+		r.advance(i)
+		return r.wait(r.window[0])
+	}
+	// Behind the window: one block fetched on its own.
+	if r.back != nil && r.back.i == i {
+		return r.wait(r.back)
+	}
+	var buf []byte
+	if r.back != nil {
+		r.stop(r.back)
+		buf = r.back.buf
+	}
+	r.back = r.start(i, buf)
+	return r.wait(r.back)
+}
+
+// advance makes i the window's first block and fills the window.
+func (r *SeqReader) advance(i int) {
+	keep := r.window[:0]
+	for _, s := range r.window {
+		if s.i < i || s.i >= i+r.depth {
+			r.stop(s)
+			r.free = append(r.free, s.buf)
+			continue
+		}
+		keep = append(keep, s)
+	}
+	r.window, r.base = keep, i
+	next := i + len(r.window)
+	for len(r.window) < r.depth && next < r.b.Len() {
+		var buf []byte
+		if k := len(r.free); k > 0 {
+			buf, r.free = r.free[k-1], r.free[:k-1]
+		}
+		r.window = append(r.window, r.start(next, buf))
+		next++
+	}
+}
+
+func (r *SeqReader) start(i int, buf []byte) *slot {
+	_, n := r.b.Range(i)
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	s := &slot{i: i, buf: buf[:n], done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(s.done)
+		s.err = r.b.Fetch(ctx, i, s.buf)
+	}()
+	return s
+}
+
+// stop cancels a fetch and waits for it, so that its buffer can be reused.
+func (r *SeqReader) stop(s *slot) {
+	s.cancel()
+	<-s.done
+}
+
+func (r *SeqReader) wait(s *slot) (*slot, error) {
+	select {
+	case <-s.done:
+	case <-r.ctx.Done():
+		<-s.done
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if err := r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops the fetches in flight and releases the blocks.
+func (r *SeqReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.cancel()
+	for _, s := range r.window {
+		<-s.done
+	}
+	if r.back != nil {
+		<-r.back.done
+	}
+	r.window, r.free, r.back = nil, nil, nil
+	return nil
+}
+
+// ObjectBlocks reads one object in fixed-size ranged reads.
+type ObjectBlocks struct {
+	Store     Store
+	Key       string
+	Size      int64
+	BlockSize int
+}
+
+// NewObjectReader is a SeqReader over the object key of size bytes, in
+// DefaultBlockSize reads.
+func NewObjectReader(ctx context.Context, st Store, key string, size int64) *SeqReader {
+	return NewSeqReader(ctx, &ObjectBlocks{Store: st, Key: key, Size: size, BlockSize: DefaultBlockSize}, size, 0)
+}
+
+// Len implements Blocks.
+func (o *ObjectBlocks) Len() int {
+	return int((o.Size + int64(o.BlockSize) - 1) / int64(o.BlockSize))
+}
+
+// Range implements Blocks.
+func (o *ObjectBlocks) Range(i int) (int64, int) {
+	pos := int64(i) * int64(o.BlockSize)
+	return pos, int(min(int64(o.BlockSize), o.Size-pos))
+}
+
+// Fetch implements Blocks: one ranged read; an object shorter than it was
+// listed is an error (it changed while being read).
+func (o *ObjectBlocks) Fetch(ctx context.Context, i int, dst []byte) error {
+	pos, _ := o.Range(i)
+	n, err := o.Store.ReadAt(ctx, o.Key, dst, pos)
+	if n == len(dst) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		return &ShortError{Location: o.Store.Location(o.Key), Want: o.Size, Got: pos + int64(n)}
+	}
+	return err
+}
+
+// ShortError is an object that ended before the size it was listed with.
+type ShortError struct {
+	Location  string
+	Want, Got int64
+}
+
+func (e *ShortError) Error() string {
+	return e.Location + ": the object ends at byte " + strconv.FormatInt(e.Got, 10) + ", before its listed size " + strconv.FormatInt(e.Want, 10) + " (it changed while being read)"
+}
