@@ -23,10 +23,10 @@ import (
 
 // objects is the tree every store test lists and reads.
 var objects = map[string][]byte{
-	"tiered/orders-abc/0/00000000000000000008-x.log":      bytes.Repeat([]byte("0123456789"), 1000),
-	"tiered/orders-abc/0/00000000000000000008-x.indexes":  []byte("idx"),
-	"tiered/orders-abc/10/00000000000000000000-y.log":     []byte("ten"),
-	"tiered/orders-abd/0/00000000000000000000-z.log":      []byte("other"),
+	"tiered/orders-abc/0/00000000000000000008-x.log":       bytes.Repeat([]byte("0123456789"), 1000),
+	"tiered/orders-abc/0/00000000000000000008-x.indexes":   []byte("idx"),
+	"tiered/orders-abc/10/00000000000000000000-y.log":      []byte("ten"),
+	"tiered/orders-abd/0/00000000000000000000-z.log":       []byte("other"),
 	"kafka-tiered-storage/orders-0-abc/00000000000000.log": []byte("lts"),
 }
 
