@@ -105,6 +105,24 @@ func ParseLeaderEpochCheckpoint(data []byte) ([]EpochEntry, error) {
 	return out, nil
 }
 
+// AppendLeaderEpochCheckpoint appends a leader-epoch-checkpoint's text as
+// Kafka writes it (LeaderEpochCheckpointFile's formatter over
+// CheckpointFile): the version 0, the entry count, then one
+// "<epoch> <startOffset>" line per entry. ParseLeaderEpochCheckpoint reads it
+// back.
+func AppendLeaderEpochCheckpoint(dst []byte, entries []EpochEntry) []byte {
+	dst = append(dst, "0\n"...)
+	dst = strconv.AppendInt(dst, int64(len(entries)), 10)
+	dst = append(dst, '\n')
+	for _, e := range entries {
+		dst = strconv.AppendInt(dst, int64(e.Epoch), 10)
+		dst = append(dst, ' ')
+		dst = strconv.AppendInt(dst, e.StartOffset, 10)
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
 // OffsetEntry is an entry of replication-offset-checkpoint,
 // recovery-point-offset-checkpoint, log-start-offset-checkpoint or
 // cleaner-offset-checkpoint.

@@ -3,7 +3,6 @@ package produce
 import (
 	"github.com/klog-dev/klog/internal/safeio"
 	"path/filepath"
-	"strconv"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
@@ -119,12 +118,6 @@ func (a *Appender) LeaderEpochs() []format.EpochEntry {
 // writeEpochs replaces leader-epoch-checkpoint atomically: a synced
 // temporary file renamed over it (CheckpointFile.write).
 func (a *Appender) writeEpochs() error {
-	data := []byte("0\n" + strconv.Itoa(len(a.epochs)) + "\n")
-	for _, e := range a.epochs {
-		data = strconv.AppendInt(data, int64(e.Epoch), 10)
-		data = append(data, ' ')
-		data = strconv.AppendInt(data, e.StartOffset, 10)
-		data = append(data, '\n')
-	}
-	return partition.WriteFileAtomic(filepath.Join(a.dir, partition.LeaderEpochCheckpoint), data, partition.WriteOptions{NoSync: a.opts.Sync == SyncNever})
+	return partition.WriteFileAtomic(filepath.Join(a.dir, partition.LeaderEpochCheckpoint),
+		format.AppendLeaderEpochCheckpoint(nil, a.epochs), partition.WriteOptions{NoSync: a.opts.Sync == SyncNever})
 }

@@ -666,21 +666,14 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 	if err := partition.WriteFileAtomic(filepath.Join(logDir, partition.ReplicationCheckpoint), data, partition.WriteOptions{}); err != nil {
 		return err
 	}
-	var le []byte
-	le = append(le, "0\n"+strconv.Itoa(len(c.epochs))+"\n"...)
-	for _, e := range c.epochs {
-		if e.start <= b.LEO() {
-			le = append(le, strconv.Itoa(int(e.epoch))+" "+strconv.FormatInt(e.start, 10)+"\n"...)
-		}
-	}
 	// Only the entries this replica holds.
-	n := 0
+	var held []format.EpochEntry
 	for _, e := range c.epochs {
 		if e.start <= b.LEO() {
-			n++
+			held = append(held, format.EpochEntry{Epoch: e.epoch, StartOffset: e.start})
 		}
 	}
-	le = append([]byte("0\n"+strconv.Itoa(n)+"\n"), le[len("0\n"+strconv.Itoa(len(c.epochs))+"\n"):]...)
+	le := format.AppendLeaderEpochCheckpoint(nil, held)
 	return partition.WriteFileAtomic(filepath.Join(b.Dir, partition.LeaderEpochCheckpoint), le, partition.WriteOptions{})
 }
 
