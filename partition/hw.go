@@ -75,3 +75,40 @@ func CheckpointOffset(dir, name string) (offset int64, ok bool, err error) {
 func HighWatermark(dir string) (hw int64, ok bool, err error) {
 	return CheckpointOffset(dir, ReplicationCheckpoint)
 }
+
+// UpdateCheckpointOffsets sets the given entries of the log dir's offset
+// checkpoint name (replication-offset-checkpoint, log-start-offset-checkpoint,
+// ...) and replaces the file through WriteFileAtomic, as a broker's
+// checkpoint thread rewrites it (OffsetCheckpointFile.write): the entries
+// already there keep their order and the new ones follow in the order given.
+// A missing file is created; one that does not parse is left as it is and
+// its error returned, so that nothing of a damaged file is lost.
+func UpdateCheckpointOffsets(logDir, name string, set []format.OffsetEntry, opts WriteOptions) error {
+	path := filepath.Join(logDir, name)
+	var entries []format.OffsetEntry
+	data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if entries, err = format.ParseOffsetCheckpoint(data); err != nil {
+			return &fs.PathError{Op: "parse", Path: path, Err: err}
+		}
+		if opts.Perm == 0 {
+			opts.Perm = safeio.OutputPerm(path)
+		}
+	}
+	for _, s := range set {
+		found := false
+		for i := range entries {
+			if entries[i].Topic == s.Topic && entries[i].Partition == s.Partition {
+				entries[i].Offset, found = s.Offset, true
+			}
+		}
+		if !found {
+			entries = append(entries, s)
+		}
+	}
+	return WriteFileAtomic(path, format.AppendOffsetCheckpoint(nil, entries), opts)
+}

@@ -661,9 +661,8 @@ func (c *Cluster) writeCheckpoint(b *Broker) error {
 	if !b.alive {
 		return nil
 	}
-	logDir := filepath.Dir(b.Dir)
-	data := format.AppendOffsetCheckpoint(nil, []format.OffsetEntry{{Topic: c.cfg.Topic, Partition: c.cfg.Partition, Offset: b.hw}})
-	if err := partition.WriteFileAtomic(filepath.Join(logDir, partition.ReplicationCheckpoint), data, partition.WriteOptions{}); err != nil {
+	if err := partition.UpdateCheckpointOffsets(filepath.Dir(b.Dir), partition.ReplicationCheckpoint,
+		[]format.OffsetEntry{{Topic: c.cfg.Topic, Partition: c.cfg.Partition, Offset: b.hw}}, partition.WriteOptions{}); err != nil {
 		return err
 	}
 	// Only the entries this replica holds.

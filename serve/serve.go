@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -597,65 +598,33 @@ func (s *Server) release() error {
 // appended to in the log dir's replication-offset-checkpoint, as a broker's
 // checkpoint thread does, when the log dir has one: a later read-only serve
 // (or klog fetch) would otherwise stop at the old high watermark. The file
-// is replaced whole through a temporary file and a rename.
+// is replaced through partition's one checkpoint writer.
 func (s *Server) checkpointHW() error {
 	if !s.cfg.Writable {
 		return nil
 	}
-	path := filepath.Join(s.cfg.LogDir, partition.ReplicationCheckpoint)
-	data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes)
-	if err != nil {
+	if _, err := os.Stat(filepath.Join(s.cfg.LogDir, partition.ReplicationCheckpoint)); err != nil {
 		return nil // none to keep current
 	}
-	entries, err := format.ParseOffsetCheckpoint(data)
-	if err != nil {
-		return errors.New("serve: " + path + ": " + err.Error() + " (not updated)")
-	}
-	changed := false
+	var set []format.OffsetEntry
 	s.mu.Lock()
-	topics := s.topics
+	topics, names := s.topics, s.topicList
 	s.mu.Unlock()
-	for _, t := range topics {
-		for _, p := range t.parts {
+	for _, name := range names {
+		for _, p := range topics[name].parts {
 			p.mu.Lock()
 			hw, appended := p.hw, p.appended
 			p.mu.Unlock()
-			if !appended {
-				continue
+			if appended {
+				set = append(set, format.OffsetEntry{Topic: p.topic, Partition: p.index, Offset: hw})
 			}
-			found := false
-			for i := range entries {
-				if entries[i].Topic == p.topic && entries[i].Partition == p.index {
-					entries[i].Offset, found = hw, true
-				}
-			}
-			if !found {
-				entries = append(entries, format.OffsetEntry{Topic: p.topic, Partition: p.index, Offset: hw})
-			}
-			changed = true
 		}
 	}
-	if !changed {
+	if len(set) == 0 {
 		return nil
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(format.AppendOffsetCheckpoint(nil, entries))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
+	if err := partition.UpdateCheckpointOffsets(s.cfg.LogDir, partition.ReplicationCheckpoint, set, partition.WriteOptions{}); err != nil {
+		return fmt.Errorf("serve: high watermarks not checkpointed: %w", err)
 	}
 	return nil
 }
