@@ -10,18 +10,11 @@ import "github.com/klog-dev/klog/partition"
 // or none, has Found false and offset -1. mode says whether the indexes are
 // taken as found (a clean broker start) or rebuilt (a recovering one).
 func (l *Log) ListOffsets(target int64, iso Isolation, mode partition.IndexMode) (partition.TimestampAndOffset, error) {
-	d, err := partition.Open(l.dir)
+	pl, err := partition.OpenLog(l.dir, partition.LogOptions{Mode: mode})
 	if err != nil {
 		return partition.TimestampAndOffset{}, err
 	}
-	pl, err := partition.OpenLog(d, partition.LogOptions{Mode: mode})
-	if err != nil {
-		return partition.TimestampAndOffset{}, err
-	}
-	leo, err := pl.LogEndOffset()
-	if err != nil {
-		return partition.TimestampAndOffset{}, err
-	}
+	leo := pl.LogEndOffset()
 	hw := min(l.HighWatermark(), leo)
 	bound := hw
 	if iso == ReadCommitted {

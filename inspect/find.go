@@ -652,13 +652,13 @@ func (f *findState) scanOffset(s partition.Segment, lk *FindLookup, target int64
 // .log's modification time when the time index has none) is >= target is
 // the only one searched; earlier segments are skipped on that alone.
 func (f *findState) byTimestamp(d *partition.Dir, target int64) error {
-	l, err := partition.OpenLog(d, partition.LogOptions{MaxBatchBytes: f.opts.MaxBatchBytes,
+	l, err := partition.OpenLog(d.Path, partition.LogOptions{Listing: d, MaxBatchBytes: f.opts.MaxBatchBytes,
 		MaxDecompressedBytes: f.opts.MaxDecompressedBytes, Open: f.openPartitionFile})
 	if err != nil {
 		return err
 	}
-	startOffset := l.LogStartOffset
-	for i, ls := range l.Segments {
+	startOffset := l.LogStartOffset()
+	for i, ls := range l.Segments() {
 		s := ls.Segment
 		segMax := ls.MaxTimestamp
 		largest, byMod := ls.LargestTimestamp()

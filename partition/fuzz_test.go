@@ -37,11 +37,7 @@ func FuzzLookups(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, mode := range []IndexMode{IndexesAsFound, IndexesRebuilt} {
-			d, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := OpenLog(d, LogOptions{Mode: mode})
+			l, err := OpenLog(dir, LogOptions{Mode: mode})
 			if err != nil {
 				continue
 			}
@@ -54,8 +50,8 @@ func FuzzLookups(f *testing.F) {
 					t.Errorf("rebuilt indexes: %v", err)
 				}
 			}
-			s := l.Segments[1]
-			idx, err := l.OffsetIndex(s)
+			s := l.segs[1]
+			idx, err := l.offsetIndex(s)
 			if err != nil {
 				continue
 			}

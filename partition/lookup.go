@@ -3,12 +3,10 @@ package partition
 import (
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // This file is klog's one home of the broker's lookups over a partition
@@ -37,196 +35,6 @@ import (
 //     timestamp >= T and offset >= the log start offset.
 //   - The leader epoch of a timestamp answer is its batch's
 //     partitionLeaderEpoch (none when negative).
-
-// IndexMode says how a Log takes a segment's indexes.
-type IndexMode int
-
-const (
-	// IndexesAsFound uses the .index and .timeindex files as they are on
-	// disk, as a broker does when it starts after a clean shutdown: every
-	// entry the file holds counts, a zero tail included.
-	IndexesAsFound IndexMode = iota
-	// IndexesRebuilt rebuilds both indexes from the log, as
-	// LogSegment.recover does after an unclean shutdown (an entry every
-	// index.interval.bytes, the segment's largest timestamp appended at the
-	// end), keeps only the valid prefix of each segment, and assigns leader
-	// epochs from the batches as recovery does.
-	IndexesRebuilt
-)
-
-func (m IndexMode) String() string {
-	if m == IndexesRebuilt {
-		return "rebuilt"
-	}
-	return "as-found"
-}
-
-// LogOptions configures OpenLog.
-type LogOptions struct {
-	Mode IndexMode
-	// IndexIntervalBytes is index.interval.bytes for rebuilt indexes
-	// (0: Kafka's default, 4096).
-	IndexIntervalBytes int64
-	// MaxBatchBytes and MaxDecompressedBytes bound memory per batch
-	// (0: the format defaults).
-	MaxBatchBytes        int
-	MaxDecompressedBytes int
-	// Open opens a .log, .index or .timeindex file; nil means os.Open.
-	// Tests inject readers that count the bytes read.
-	Open func(path string) (File, error)
-}
-
-// File is what a Log reads a partition file through; *os.File satisfies it.
-type File interface {
-	io.ReaderAt
-	io.Closer
-	Stat() (fs.FileInfo, error)
-}
-
-func osOpen(path string) (File, error) { return os.Open(path) }
-
-// maxIndexBytes bounds an index file read into memory (Kafka's
-// segment.index.bytes defaults to 10 MiB); it stays well inside the 256 MiB
-// a reading command may use.
-const maxIndexBytes = 64 << 20
-
-// Log is a partition directory opened read-only for the broker's lookups.
-// It is not safe for concurrent use.
-type Log struct {
-	Dir      *Dir
-	Segments []*LogSegment
-	// Epochs is the leader epoch cache: the leader-epoch-checkpoint's
-	// entries, plus (IndexesRebuilt) the epochs recovery assigns from the
-	// batches.
-	Epochs []format.EpochEntry
-	// LogStartOffset is the first segment's base offset.
-	LogStartOffset int64
-
-	leo    int64 // -1 until LogEndOffset reads it
-	leoErr error
-
-	opts LogOptions
-	sc   *format.Scanner
-	rr   format.RecordReader
-	rec  format.Record
-}
-
-// LogSegment is one segment of a Log.
-type LogSegment struct {
-	Segment
-	// Size is the .log's size (IndexesRebuilt: its valid prefix).
-	Size int64
-	// ModTime is the .log's modification time in epoch ms
-	// (LogSegment.lastModified).
-	ModTime int64
-	// MaxTimestamp and MaxTimestampOffset are the segment's "max timestamp
-	// so far" and the offset stored with it: the time index's last entry,
-	// or (-1, base offset) when it has none (IndexesRebuilt: the largest
-	// batch max timestamp and that batch's last offset).
-	MaxTimestamp       int64
-	MaxTimestampOffset int64
-	// TimeIndexEntries is how many entries the time index holds.
-	TimeIndexEntries int
-
-	idx  *format.OffsetIndex
-	tidx *format.TimeIndex
-}
-
-// LargestTimestamp is LogSegment.largestTimestamp: MaxTimestamp when it is
-// not negative, else the .log's modification time (then byModTime is true).
-func (s *LogSegment) LargestTimestamp() (ts int64, byModTime bool) {
-	if s.MaxTimestamp >= 0 {
-		return s.MaxTimestamp, false
-	}
-	return s.ModTime, true
-}
-
-// OpenLog opens the partition directory d for lookups. Segments without a
-// .log are ignored, as the broker deletes their index files.
-func OpenLog(d *Dir, opts LogOptions) (*Log, error) {
-	if opts.IndexIntervalBytes <= 0 {
-		opts.IndexIntervalBytes = 4096
-	}
-	if opts.Open == nil {
-		opts.Open = osOpen
-	}
-	l := &Log{Dir: d, opts: opts, leo: -1}
-	l.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
-	if d.LeaderEpochs != "" {
-		data, err := safeio.ReadFile(d.LeaderEpochs, safeio.MaxCheckpointBytes)
-		if err != nil {
-			return nil, err
-		}
-		if l.Epochs, err = format.ParseLeaderEpochCheckpoint(data); err != nil {
-			return nil, &LookupError{Path: d.LeaderEpochs, Pos: -1, Err: err}
-		}
-	}
-	for _, s := range d.Segments {
-		if s.Log == "" {
-			continue
-		}
-		f, err := opts.Open(s.Log)
-		if err != nil {
-			return nil, err
-		}
-		st, err := f.Stat()
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		ls := &LogSegment{Segment: s, Size: st.Size(), ModTime: st.ModTime().UnixMilli()}
-		l.Segments = append(l.Segments, ls)
-	}
-	if len(l.Segments) == 0 {
-		return nil, errors.New("partition: " + d.Path + " holds no log segment")
-	}
-	l.LogStartOffset = l.Segments[0].BaseOffset
-	for _, s := range l.Segments {
-		var err error
-		if opts.Mode == IndexesRebuilt {
-			err = l.rebuild(s)
-		} else {
-			err = l.readLastTimeEntry(s)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if opts.Mode == IndexesRebuilt {
-		l.LogEndOffset() // the scan is done: keep it
-	}
-	return l, nil
-}
-
-// LogEndOffset is the offset after the last whole batch of the last
-// segment (its base offset when it has none), read on first use.
-func (l *Log) LogEndOffset() (int64, error) {
-	if l.leo < 0 && l.leoErr == nil {
-		l.leo, l.leoErr = l.nextOffset(l.Segments[len(l.Segments)-1])
-		if l.leoErr != nil {
-			l.leo = -1
-		}
-	}
-	return l.leo, l.leoErr
-}
-
-// LookupError is a file a lookup cannot use; Pos is a byte position in it
-// (-1 when not about one place).
-type LookupError struct {
-	Path string
-	Pos  int64
-	Err  error
-}
-
-func (e *LookupError) Error() string {
-	s := e.Path
-	if e.Pos >= 0 {
-		s += " at position " + strconv.FormatInt(e.Pos, 10)
-	}
-	return s + ": " + e.Err.Error()
-}
-
-func (e *LookupError) Unwrap() error { return e.Err }
 
 // readLastTimeEntry reads only the last entry of a segment's time index:
 // all a segment's largest timestamp needs (TimeIndex.lastEntryFromIndexFile).
@@ -263,59 +71,29 @@ func (l *Log) readLastTimeEntry(s *LogSegment) error {
 	return nil
 }
 
-// readIndexFile reads a whole index file; a missing file reads as empty, as
-// the broker creates it empty.
-func (l *Log) readIndexFile(path string) ([]byte, error) {
-	if path == "" {
-		return nil, nil
+// offsetIndex is the segment's offset index (IndexesRebuilt: the one built
+// in memory), read through the index cache; the caller holds l.mu.
+func (l *Log) offsetIndex(s *LogSegment) (*format.OffsetIndex, error) {
+	if s.idx != nil {
+		return s.idx, nil
 	}
-	f, err := l.opts.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	data, err := l.indexData(s.Index)
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() > maxIndexBytes {
-		return nil, &LookupError{Path: path, Pos: -1, Err: errors.New("index file of " + strconv.FormatInt(st.Size(), 10) + " bytes is over the 64 MiB limit")}
-	}
-	buf := make([]byte, st.Size())
-	if n, err := f.ReadAt(buf, 0); int64(n) < st.Size() {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, &LookupError{Path: path, Pos: int64(n), Err: err}
-	}
-	return buf, nil
+	return &format.OffsetIndex{BaseOffset: s.BaseOffset, Data: data}, nil
 }
 
-// OffsetIndex is the segment's offset index (loaded on first use).
-func (l *Log) OffsetIndex(s *LogSegment) (*format.OffsetIndex, error) {
-	if s.idx == nil {
-		data, err := l.readIndexFile(s.Index)
-		if err != nil {
-			return nil, err
-		}
-		s.idx = &format.OffsetIndex{BaseOffset: s.BaseOffset, Data: data}
+// timeIndex is the segment's time index, as offsetIndex.
+func (l *Log) timeIndex(s *LogSegment) (*format.TimeIndex, error) {
+	if s.tidx != nil {
+		return s.tidx, nil
 	}
-	return s.idx, nil
-}
-
-// TimeIndex is the segment's time index (loaded on first use).
-func (l *Log) TimeIndex(s *LogSegment) (*format.TimeIndex, error) {
-	if s.tidx == nil {
-		data, err := l.readIndexFile(s.TimeIndex)
-		if err != nil {
-			return nil, err
-		}
-		s.tidx = &format.TimeIndex{BaseOffset: s.BaseOffset, Data: data}
+	data, err := l.indexData(s.TimeIndex)
+	if err != nil {
+		return nil, err
 	}
-	return s.tidx, nil
+	return &format.TimeIndex{BaseOffset: s.BaseOffset, Data: data}, nil
 }
 
 // scanner returns the Log's scanner over a segment's .log, which must be
@@ -326,7 +104,7 @@ func (l *Log) scanner(s *LogSegment, headersOnly bool) (File, *format.Scanner, e
 		return nil, nil, err
 	}
 	if headersOnly {
-		return f, format.NewScanner(f, s.Size, format.ScanOptions{HeadersOnly: true, MaxBatchBytes: l.opts.MaxBatchBytes}), nil
+		return f, l.headerScanner(f, s.Size), nil
 	}
 	if l.sc == nil {
 		l.sc = format.NewScanner(f, s.Size, format.ScanOptions{MaxBatchBytes: l.opts.MaxBatchBytes})
@@ -369,8 +147,8 @@ func (l *Log) rebuild(s *LogSegment) error {
 		}
 		valid += b.Size()
 		if b.IsV2() && b.PartitionLeaderEpoch >= 0 {
-			if n := len(l.Epochs); n == 0 || b.PartitionLeaderEpoch > l.Epochs[n-1].Epoch {
-				l.Epochs = AssignEpoch(l.Epochs, b.PartitionLeaderEpoch, b.BaseOffset)
+			if n := len(l.epochs); n == 0 || b.PartitionLeaderEpoch > l.epochs[n-1].Epoch {
+				l.epochs = AssignEpoch(l.epochs, b.PartitionLeaderEpoch, b.BaseOffset)
 			}
 		}
 	}
@@ -393,45 +171,6 @@ func AssignEpoch(es []format.EpochEntry, epoch int32, startOffset int64) []forma
 		es = es[:len(es)-1]
 	}
 	return append(es, format.EpochEntry{Epoch: epoch, StartOffset: startOffset})
-}
-
-// nextOffset is the offset after the segment's last whole batch, read from
-// its last offset index entry on (LogSegment.readNextOffset), or from the
-// segment start when that entry does not lead to batches.
-func (l *Log) nextOffset(s *LogSegment) (int64, error) {
-	idx, err := l.OffsetIndex(s)
-	if err != nil {
-		return 0, err
-	}
-	start := int64(0)
-	if n := idx.Entries(); n > 0 {
-		if e := idx.Entry(n - 1); e.Pos > 0 && e.Pos < s.Size {
-			start = e.Pos
-		}
-	}
-	f, sc, err := l.scanner(s, true)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	for {
-		next, ok := s.BaseOffset, false
-		sc.SetPos(start)
-		for {
-			b, err := sc.Next()
-			if err != nil {
-				if !format.EndOfData(err) {
-					return 0, err // an I/O error is not the end of the log
-				}
-				break
-			}
-			next, ok = b.NextOffset(), true
-		}
-		if ok || start == 0 {
-			return next, nil
-		}
-		start = 0
-	}
 }
 
 // BatchPosition is where LogSegment.translateOffset found a batch.
@@ -519,41 +258,41 @@ type TimestampAndOffset struct {
 // UnifiedLog.fetchOffsetByTimestamp does (no remote storage): one of the
 // special timestamps or a timestamp in epoch ms.
 func (l *Log) FetchOffsetByTimestamp(target int64) (TimestampAndOffset, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refreshLocked(); err != nil {
+		return TimestampAndOffset{Segment: -1, LeaderEpoch: NoEpoch, Offset: -1, Timestamp: -1}, err
+	}
+	return l.fetchOffsetByTimestamp(target)
+}
+
+func (l *Log) fetchOffsetByTimestamp(target int64) (TimestampAndOffset, error) {
 	none := TimestampAndOffset{Segment: -1, LeaderEpoch: NoEpoch, Offset: -1, Timestamp: -1}
 	switch target {
 	case EarliestTimestamp, EarliestLocalTimestamp:
-		r := TimestampAndOffset{Found: true, Offset: l.LogStartOffset, Timestamp: -1, LeaderEpoch: NoEpoch, Segment: -1}
-		if len(l.Epochs) > 0 && l.Epochs[0].StartOffset <= l.LogStartOffset {
-			r.LeaderEpoch = l.Epochs[0].Epoch
+		r := TimestampAndOffset{Found: true, Offset: l.logStart, Timestamp: -1, LeaderEpoch: NoEpoch, Segment: -1}
+		if len(l.epochs) > 0 && l.epochs[0].StartOffset <= l.logStart {
+			r.LeaderEpoch = l.epochs[0].Epoch
 		}
 		return r, nil
 	case LatestTimestamp:
-		leo, err := l.LogEndOffset()
-		if err != nil {
+		if err := l.endLocked(); err != nil {
 			return none, err
 		}
-		return TimestampAndOffset{Found: true, Offset: leo, Timestamp: -1, LeaderEpoch: l.LatestEpoch(), Segment: -1}, nil
+		return TimestampAndOffset{Found: true, Offset: l.leo, Timestamp: -1, LeaderEpoch: l.latestEpochLocked(), Segment: -1}, nil
 	case MaxTimestamp:
 		return l.maxTimestamp()
 	}
-	for i, s := range l.Segments {
+	for i, s := range l.segs {
 		ts, byMod := s.LargestTimestamp()
 		if ts < target {
 			continue
 		}
-		r, err := l.findOffsetByTimestamp(i, target, l.LogStartOffset)
+		r, err := l.findOffsetByTimestamp(i, target, l.logStart)
 		r.ByModTime = byMod
 		return r, err
 	}
 	return none, nil
-}
-
-// LatestEpoch is the leader epoch cache's latest epoch, or NoEpoch.
-func (l *Log) LatestEpoch() int32 {
-	if n := len(l.Epochs); n > 0 {
-		return l.Epochs[n-1].Epoch
-	}
-	return NoEpoch
 }
 
 // TimeLookup is the first two steps of LogSegment.findOffsetByTimestamp:
@@ -566,14 +305,23 @@ type TimeLookup struct {
 	Entry     format.IndexEntry
 }
 
-// LookupTime runs those two steps on segment i.
+// LookupTime runs those two steps on segment i (of Segments).
 func (l *Log) LookupTime(i int, target, startOffset int64) (TimeLookup, error) {
-	s := l.Segments[i]
-	tx, err := l.TimeIndex(s)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i < 0 || i >= len(l.segs) {
+		return TimeLookup{}, errors.New("partition: no segment " + strconv.Itoa(i) + " in " + l.path)
+	}
+	return l.lookupTime(i, target, startOffset)
+}
+
+func (l *Log) lookupTime(i int, target, startOffset int64) (TimeLookup, error) {
+	s := l.segs[i]
+	tx, err := l.timeIndex(s)
 	if err != nil {
 		return TimeLookup{}, err
 	}
-	idx, err := l.OffsetIndex(s)
+	idx, err := l.offsetIndex(s)
 	if err != nil {
 		return TimeLookup{}, err
 	}
@@ -589,11 +337,11 @@ func (l *Log) LookupTime(i int, target, startOffset int64) (TimeLookup, error) {
 // with FileRecords.searchForTimestamp.
 func (l *Log) findOffsetByTimestamp(i int, target, startOffset int64) (TimestampAndOffset, error) {
 	none := TimestampAndOffset{Segment: i, LeaderEpoch: NoEpoch, Offset: -1, Timestamp: -1}
-	lk, err := l.LookupTime(i, target, startOffset)
+	lk, err := l.lookupTime(i, target, startOffset)
 	if err != nil {
 		return none, err
 	}
-	s := l.Segments[i]
+	s := l.segs[i]
 	f, sc, err := l.scanner(s, false)
 	if err != nil {
 		return none, err
@@ -650,14 +398,14 @@ func batchEpoch(b *format.Batch) int32 {
 // maxTimestamp is the MAX_TIMESTAMP branch of fetchOffsetByTimestamp.
 func (l *Log) maxTimestamp() (TimestampAndOffset, error) {
 	best := 0
-	for i, s := range l.Segments {
-		if s.MaxTimestamp > l.Segments[best].MaxTimestamp {
+	for i, s := range l.segs {
+		if s.MaxTimestamp > l.segs[best].MaxTimestamp {
 			best = i
 		}
 	}
-	s := l.Segments[best]
+	s := l.segs[best]
 	none := TimestampAndOffset{Segment: best, LeaderEpoch: NoEpoch, Offset: -1, Timestamp: -1}
-	idx, err := l.OffsetIndex(s)
+	idx, err := l.offsetIndex(s)
 	if err != nil {
 		return none, err
 	}
@@ -709,10 +457,19 @@ func (l *Log) maxTimestamp() (TimestampAndOffset, error) {
 // answer at or past bound, or no answer, is offset -1, timestamp -1 and no
 // epoch.
 func (l *Log) ListOffsets(target, bound int64) (TimestampAndOffset, error) {
-	if target == LatestTimestamp {
-		return TimestampAndOffset{Found: true, Offset: bound, Timestamp: -1, LeaderEpoch: l.LatestEpoch(), Segment: -1}, nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.refreshLocked(); err != nil {
+		return TimestampAndOffset{Segment: -1, LeaderEpoch: NoEpoch, Offset: -1, Timestamp: -1}, err
 	}
-	r, err := l.FetchOffsetByTimestamp(target)
+	return l.listOffsets(target, bound)
+}
+
+func (l *Log) listOffsets(target, bound int64) (TimestampAndOffset, error) {
+	if target == LatestTimestamp {
+		return TimestampAndOffset{Found: true, Offset: bound, Timestamp: -1, LeaderEpoch: l.latestEpochLocked(), Segment: -1}, nil
+	}
+	r, err := l.fetchOffsetByTimestamp(target)
 	if err != nil {
 		return r, err
 	}

@@ -110,11 +110,7 @@ func setMtimes(t *testing.T, dir string, ms int64) {
 
 func openLog(t *testing.T, dir string, mode IndexMode) *Log {
 	t.Helper()
-	d, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := OpenLog(d, LogOptions{Mode: mode})
+	l, err := OpenLog(dir, LogOptions{Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,21 +163,28 @@ func checkMode(t *testing.T, dir string, mode IndexMode, m *kafkaMode) {
 		t.Fatalf("%v: no answers", mode)
 	}
 	l := openLog(t, dir, mode)
-	leo, err := l.LogEndOffset()
+	o, err := l.Offsets()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.LogStartOffset != m.LogStartOffset || leo != m.LogEndOffset {
-		t.Errorf("%v: log start/end %d/%d, Kafka %d/%d", mode, l.LogStartOffset, leo, m.LogStartOffset, m.LogEndOffset)
+	if o.LogStartOffset != m.LogStartOffset || o.LogEndOffset != m.LogEndOffset {
+		t.Errorf("%v: log start/end %d/%d, Kafka %d/%d", mode, o.LogStartOffset, o.LogEndOffset, m.LogStartOffset, m.LogEndOffset)
+	}
+	// No replication-offset-checkpoint: the high watermark is the log
+	// end offset, as it was for Kafka; the last stable offset comes from
+	// the producer state.
+	if o.HighWatermark != m.HighWatermark || o.LastStableOffset != m.LastStableOffset {
+		t.Errorf("%v: high watermark %d, last stable offset %d; Kafka %d, %d", mode, o.HighWatermark, o.LastStableOffset, m.HighWatermark, m.LastStableOffset)
 	}
 	if got, want := l.LatestEpoch(), epochOf(t, m.LatestEpoch); got != want {
 		t.Errorf("%v: latest epoch %d, Kafka %d", mode, got, want)
 	}
-	if len(l.Segments) != len(m.Segments) {
-		t.Fatalf("%v: %d segments, Kafka %d", mode, len(l.Segments), len(m.Segments))
+	segs := l.Segments()
+	if len(segs) != len(m.Segments) {
+		t.Fatalf("%v: %d segments, Kafka %d", mode, len(segs), len(m.Segments))
 	}
 	for i, ks := range m.Segments {
-		s := l.Segments[i]
+		s := segs[i]
 		largest, _ := s.LargestTimestamp()
 		if s.BaseOffset != ks.BaseOffset || s.MaxTimestamp != ks.MaxTimestampSoFar || s.MaxTimestampOffset != ks.OffsetOfMaxSoFar ||
 			largest != ks.LargestTimestamp || s.ModTime != ks.LastModifiedMs || s.TimeIndexEntries != ks.TimeIndexEntries || s.Size != ks.Bytes {

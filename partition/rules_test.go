@@ -39,11 +39,7 @@ func buildTwoSegments(t *testing.T) string {
 
 func open(t *testing.T, dir string, mode partition.IndexMode) *partition.Log {
 	t.Helper()
-	d, err := partition.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := partition.OpenLog(d, partition.LogOptions{Mode: mode})
+	l, err := partition.OpenLog(dir, partition.LogOptions{Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}

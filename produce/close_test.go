@@ -34,11 +34,7 @@ func setAllMtimes(t *testing.T, dir string, ms int64) {
 
 func openLookup(t *testing.T, dir string, mode partition.IndexMode) *partition.Log {
 	t.Helper()
-	d, err := partition.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := partition.OpenLog(d, partition.LogOptions{Mode: mode})
+	l, err := partition.OpenLog(dir, partition.LogOptions{Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,19 +76,15 @@ func lookupTargets(t *testing.T, dir string) []int64 {
 func sameLookups(t *testing.T, a, b *partition.Log, targets []int64) []string {
 	t.Helper()
 	var diffs []string
-	aEnd, err1 := a.LogEndOffset()
-	bEnd, err2 := b.LogEndOffset()
-	if err1 != nil || err2 != nil {
-		t.Fatal(err1, err2)
-	}
-	if aEnd != bEnd || a.LogStartOffset != b.LogStartOffset {
+	if a.LogEndOffset() != b.LogEndOffset() || a.LogStartOffset() != b.LogStartOffset() {
 		diffs = append(diffs, "log start/end offsets")
 	}
-	if len(a.Epochs) != len(b.Epochs) {
+	ae, be := a.LeaderEpochs(), b.LeaderEpochs()
+	if len(ae) != len(be) {
 		diffs = append(diffs, "leader epochs")
 	} else {
-		for i := range a.Epochs {
-			if a.Epochs[i] != b.Epochs[i] {
+		for i := range ae {
+			if ae[i] != be[i] {
 				diffs = append(diffs, "leader epochs")
 				break
 			}
@@ -212,20 +204,21 @@ func TestCleanCloseMatchesRecovery(t *testing.T) {
 			setAllMtimes(t, dir, oldMtime)
 			targets := lookupTargets(t, dir)
 			found, rebuilt := openLookup(t, dir, partition.IndexesAsFound), openLookup(t, dir, partition.IndexesRebuilt)
-			if len(found.Segments) < 2 {
-				t.Fatalf("%d segments: the case does not roll", len(found.Segments))
+			if n := len(found.Segments()); n < 2 {
+				t.Fatalf("%d segments: the case does not roll", n)
 			}
 			if d := sameLookups(t, found, rebuilt, targets); len(d) > 0 {
 				t.Errorf("a clean open and a recovering open differ: %v", d)
 			}
-			if len(found.Epochs) == 0 {
+			if len(found.LeaderEpochs()) == 0 {
 				t.Errorf("no leader-epoch-checkpoint entries")
 			}
 			if !c.control {
 				return
 			}
 			// Control: the active segment as a crashed writer leaves it.
-			last := found.Segments[len(found.Segments)-1]
+			segs := found.Segments()
+			last := segs[len(segs)-1]
 			st, err := os.Stat(last.TimeIndex)
 			if err != nil {
 				t.Fatal(err)
@@ -399,11 +392,7 @@ func TestBadEpochCheckpointRefused(t *testing.T) {
 	if string(before) != string(after) {
 		t.Errorf("the refused open changed the time index")
 	}
-	d, err := partition.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := partition.OpenLog(d, partition.LogOptions{}); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := partition.OpenLog(dir, partition.LogOptions{}); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("lookup open: %v, want an error naming %s", err, path)
 	}
 }

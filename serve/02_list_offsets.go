@@ -78,11 +78,7 @@ func (p *part) listOffsets(target int64, iso fetch.Isolation) (partition.Timesta
 	if err := p.refresh(); err != nil {
 		return partition.TimestampAndOffset{}, err
 	}
-	d, err := partition.Open(p.dir)
-	if err != nil {
-		return partition.TimestampAndOffset{}, err
-	}
-	pl, err := partition.OpenLog(d, partition.LogOptions{})
+	pl, err := partition.OpenLog(p.dir, partition.LogOptions{})
 	if err != nil {
 		return partition.TimestampAndOffset{}, err
 	}
