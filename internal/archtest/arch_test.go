@@ -42,6 +42,21 @@ var rank = map[string]int{
 	"dump":          5,
 	"serve":         5,
 	"cmd/klog":      9,
+	"format":          0,
+	"partition":       1,
+	"verify":          2,
+	"recovery":        3,
+	"schema":          2,
+	"ndjson":          3,
+	"internaltopic":   3,
+	"produce":         3,
+	"fetch":           3,
+	"tail":            4,
+	"replicate":       4,
+	"inspect":         6,
+	"dump":            5,
+	"serve":           5,
+	"cmd/klog":        9,
 }
 
 // imports lists the klog packages each non-test Go file of the module
