@@ -1,16 +1,8 @@
-// Package interop writes and checks klog's schema fixtures with a serializer
-// no one here wrote: confluent-kafka-go's schemaregistry/serde packages and
-// their mock registry client. It is a module of its own because
-// confluent-kafka-go is large and needs cgo; klog's own module never
-// imports it.
-//
-// Build registers the schemas in a mock registry and serializes the
-// records; the generator (go run ./gen) writes them as partitions of a log
-// dir, beside a `_schemas` partition holding the same schemas as Schema
-// Registry writes them, and the values confluent's deserializers return;
-// TestDecodedValuesEqualConfluent decodes the committed partitions with
-// package schema and with confluent's deserializers and compares.
 package interop
+
+// Build registers the fixture's schemas in confluent-kafka-go's mock
+// registry and serializes the records with its serializers; StoreRecords
+// is the `_schemas` topic a registry would have written for them.
 
 import (
 	"context"

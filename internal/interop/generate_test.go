@@ -1,35 +1,29 @@
-// Command gen writes klog's schema fixtures (see package interop):
-//
-//	cd internal/interop && go run ./gen -out ../../schema/testdata/confluent
-//
-// It replaces the log dir's partitions and expected.json.
-package main
+package interop
 
 import (
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/internal/interop"
 	"github.com/klog-dev/klog/produce"
 )
 
-func main() {
-	out := flag.String("out", "", "the log dir to write")
-	flag.Parse()
-	if *out == "" {
-		fmt.Fprintln(os.Stderr, "gen: -out DIR is required")
-		os.Exit(2)
+var rewrite = flag.Bool("write", false, "rewrite schema/testdata/confluent")
+
+// TestGenerate rewrites the fixtures with -write (see the package doc);
+// without it, it does nothing.
+func TestGenerate(t *testing.T) {
+	if !*rewrite {
+		t.Skip("-write rewrites the fixtures")
 	}
-	if err := run(*out); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
+	if err := generate(fixtures); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -45,13 +39,13 @@ type Expected struct {
 	Error     string          `json:"error,omitempty"`
 }
 
-func run(out string) error {
-	f, err := interop.Build()
+func generate(out string) error {
+	f, err := Build()
 	if err != nil {
 		return err
 	}
 	recs := append(f.StoreRecords(), f.Records...)
-	byTopic := map[string][]interop.Record{}
+	byTopic := map[string][]Record{}
 	var topics []string
 	for _, r := range recs {
 		if byTopic[r.Topic] == nil {
@@ -97,7 +91,7 @@ func run(out string) error {
 	return os.WriteFile(filepath.Join(out, "expected.json"), append(b, '\n'), 0o644)
 }
 
-func write(dir, topic string, recs []interop.Record) error {
+func write(dir, topic string, recs []Record) error {
 	id := sha256.Sum256([]byte(topic))
 	var tid [16]byte
 	copy(tid[:], id[:])

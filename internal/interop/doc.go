@@ -1,0 +1,15 @@
+// Package interop writes and checks klog's schema fixtures
+// (schema/testdata/confluent) with a serializer no one here wrote:
+// confluent-kafka-go's schemaregistry/serde packages and their mock
+// registry client.
+//
+// confluent-kafka-go is large and needs cgo, so this is a module of its
+// own (klog's go.mod never requires it); .ci/run runs its tests:
+//
+//	cd internal/interop && go test ./...
+//
+// TestDecodedValuesEqualConfluent decodes the committed fixtures with
+// package schema and with confluent's deserializers and compares;
+// TestFixturesAreCurrent checks they are what the serializers write;
+// `go test ... -run TestGenerate -args -write` rewrites them.
+package interop
