@@ -499,10 +499,13 @@ func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, er
 // WriteCommittedOffset sets a group's committed offset, rewriting the file through
 // a temporary file and a rename, as Kafka writes its checkpoints.
 func WriteCommittedOffset(path, group, topic string, part int32, offset int64) error {
-	// Never write into a log directory a running broker holds.
-	if err := safeio.CheckBrokerLock(filepath.Dir(path)); err != nil {
+	// Never write into a log directory a running broker holds, and keep
+	// one from starting while this writes.
+	broker, err := safeio.HoldBroker(filepath.Dir(path))
+	if err != nil {
 		return err
 	}
+	defer broker.Release()
 	var entries [][]string
 	if data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes); err == nil {
 		cp, err := format.ParseCheckpoint(data, 0, 4)

@@ -5,7 +5,9 @@
 // log, transactions with their markers, .txnindex entries for aborts and a
 // producer snapshot at every roll. It never prints.
 //
-// Safety: an exclusive lock on the directory while the Appender is open;
+// Safety: an exclusive lock on the directory while the Appender is open,
+// and the log directory's broker lock held shared (safeio.HoldBroker), so
+// that neither a broker nor another klog writer appends at the same time;
 // each batch goes to the end of the log in one write, and a failed write is
 // cut back to the previous size; existing bytes are never rewritten. A log
 // whose tail is not a whole valid batch is refused unless
@@ -149,7 +151,8 @@ type segment struct {
 type Appender struct {
 	dir       string
 	opts      Options
-	lock      *os.File
+	lock      *os.File           // the partition directory's writer lock
+	broker    *safeio.BrokerLock // the log dir's .lock, held shared
 	seg       *segment
 	leo       int64
 	logStart  int64
@@ -189,23 +192,27 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 		opts.Now = time.Now
 	}
 	// A running broker holds its log directory's .lock: never write
-	// under it.
-	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(dir))); err != nil {
+	// under it, and keep one from starting while this appender is open.
+	broker, err := safeio.HoldBroker(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
 		return nil, err
 	}
-	_, err := os.Lstat(dir)
+	_, err = os.Lstat(dir)
 	created := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		broker.Release()
 		return nil, err
 	}
 	lock, err := lockDir(ctx, dir, opts.Wait)
 	if err != nil {
+		broker.Release()
 		return nil, err
 	}
-	a := &Appender{dir: dir, opts: opts, lock: lock, producers: map[int64]*producerState{}}
+	a := &Appender{dir: dir, opts: opts, lock: lock, broker: broker, producers: map[int64]*producerState{}}
 	if err := a.load(created); err != nil {
 		a.closeFiles()
 		lock.Close()
+		broker.Release()
 		return nil, err
 	}
 	return a, nil
@@ -444,6 +451,9 @@ func (a *Appender) Close() error {
 	err := a.closeSegment()
 	a.closeFiles()
 	if cerr := a.lock.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := a.broker.Release(); err == nil {
 		err = cerr
 	}
 	return err

@@ -34,10 +34,13 @@ func (r *Plan) WriteRecovered(out string) error {
 	if _, err := os.Lstat(out); err == nil {
 		return errors.New(out + " already exists")
 	}
-	// Never write into a log directory a running broker holds.
-	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(out))); err != nil {
+	// Never write into a log directory a running broker holds, and keep
+	// one from starting while this writes.
+	broker, err := safeio.HoldBroker(filepath.Dir(filepath.Clean(out)))
+	if err != nil {
 		return err
 	}
+	defer broker.Release()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}

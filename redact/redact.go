@@ -158,10 +158,13 @@ func PartitionContext(ctx context.Context, src, dst string, opts Options) (*Resu
 	if des, err := os.ReadDir(dst); err == nil && len(des) > 0 {
 		return nil, errors.New(dst + ": output directory exists and is not empty")
 	}
-	// Never write into a log directory a running broker holds.
-	if err := safeio.CheckBrokerLock(filepath.Dir(filepath.Clean(dst))); err != nil {
+	// Never write into a log directory a running broker holds, and keep
+	// one from starting while this writes.
+	broker, err := safeio.HoldBroker(filepath.Dir(filepath.Clean(dst)))
+	if err != nil {
 		return nil, err
 	}
+	defer broker.Release()
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
-	"github.com/klog-dev/klog/internal/jsoncontract"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klog-dev/klog/internal/jsoncontract"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -247,7 +249,7 @@ func TestTLS(t *testing.T) {
 func TestLogDirLock(t *testing.T) {
 	if dir := os.Getenv("KLOG_SERVE_HOLD_LOCK"); dir != "" {
 		// The helper process: hold the lock like a broker until killed.
-		if _, err := lockLogDir(dir); err != nil {
+		if _, err := safeio.LockBroker(dir); err != nil {
 			os.Exit(3)
 		}
 		os.Stdout.WriteString("locked\n")
@@ -256,8 +258,8 @@ func TestLogDirLock(t *testing.T) {
 	}
 	dir := fixtureLogDir(t, "none-0")
 	startServer(t, Config{LogDir: dir})
-	if _, err := os.Stat(filepath.Join(dir, LockFile)); !os.IsNotExist(err) {
-		t.Fatalf("read-only serve created %s: %v", LockFile, err)
+	if _, err := os.Stat(filepath.Join(dir, safeio.BrokerLockFile)); !os.IsNotExist(err) {
+		t.Fatalf("read-only serve created %s: %v", safeio.BrokerLockFile, err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLogDirLock$")
 	cmd.Env = append(os.Environ(), "KLOG_SERVE_HOLD_LOCK="+dir)
@@ -273,7 +275,7 @@ func TestLogDirLock(t *testing.T) {
 	if line != "locked\n" {
 		t.Fatalf("helper: %q", line)
 	}
-	if _, err := New(Config{LogDir: dir, Writable: true}); err == nil || !strings.Contains(err.Error(), "failed to acquire lock on file .lock") {
+	if _, err := New(Config{LogDir: dir, Writable: true}); !errors.As(err, new(*safeio.BrokerLockError)) {
 		t.Fatalf("writable serve beside a lock holder: %v", err)
 	}
 	cmd.Process.Kill()

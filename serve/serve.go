@@ -115,7 +115,7 @@ type Server struct {
 	nextPID  int64
 	addrHost string
 	addrPort int32
-	dirLock  *os.File // the log dir's .lock, held while writable
+	dirLock  *safeio.BrokerLock // the log dir's .lock, held while writable
 }
 
 // topic is a served topic: partitions 0..n-1.
@@ -177,16 +177,16 @@ func New(cfg Config) (*Server, error) {
 		done: make(chan struct{}), nextPID: cfg.Now().UnixMilli() * 1000, clusterID: "klog"}
 	if cfg.Writable {
 		// The broker's rule: one writer per log dir, by its .lock file.
-		l, err := lockLogDir(cfg.LogDir)
+		l, err := safeio.LockBroker(cfg.LogDir)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("serve: %w", err)
 		}
 		s.dirLock = l
 	}
 	fail := func(err error) (*Server, error) {
 		s.closeAppenders()
 		if s.dirLock != nil {
-			s.dirLock.Close()
+			s.dirLock.Release()
 		}
 		return nil, err
 	}
@@ -588,7 +588,7 @@ func (s *Server) release() error {
 		first = err
 	}
 	if s.dirLock != nil {
-		s.dirLock.Close()
+		s.dirLock.Release()
 		s.dirLock = nil
 	}
 	return first
@@ -628,9 +628,6 @@ func (s *Server) checkpointHW() error {
 	}
 	return nil
 }
-
-// LockFile is the log dir lock a broker holds (LogManager.LockFileName).
-const LockFile = ".lock"
 
 // closeAppenders closes (and syncs) every partition's appender.
 func (s *Server) closeAppenders() error {

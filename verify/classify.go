@@ -258,7 +258,7 @@ func logDirEntries(p string) (own []logDirEntry, subs []string, err error) {
 // log data: nothing to check, nothing to report.
 func brokerFile(name string) bool {
 	switch name {
-	case "meta.properties", ".lock", ".kafka_cleanshutdown", "directory.id":
+	case "meta.properties", safeio.BrokerLockFile, ".kafka_cleanshutdown", "directory.id":
 		return true
 	}
 	return false

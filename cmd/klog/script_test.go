@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv("KLOG_LOCK_HELPER"); p != "" {
 		os.Exit(lockHelper(p))
 	}
+	if p := os.Getenv("KLOG_TRYLOCK_PROBE"); p != "" {
+		os.Exit(tryLockProbe(p))
+	}
 	testscript.Main(cleanupM{m}, map[string]func(){"klog": main})
 }
 

@@ -144,3 +144,58 @@ func TestCommandsAreThin(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlySafeioTakesTheBrokerLock: the broker's .lock has one home,
+// internal/safeio (LockBroker, HoldBroker): POSIX record locks belong to the
+// process and any close of the file drops them, so a second place that
+// opened .lock or took a record lock could release the lock the process
+// holds. Outside safeio no non-test file names ".lock" or calls the record
+// lock system calls; produce's Windows writer lock is the one exception: it
+// locks a file of its own (LockFileEx on .klog-<partition>.lock).
+func TestOnlySafeioTakesTheBrokerLock(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := map[string]bool{"FcntlFlock": true, "F_SETLK": true, "F_SETLKW": true, "F_GETLK": true,
+		"F_OFD_SETLK": true, "F_OFD_SETLKW": true, "F_OFD_GETLK": true, "LockFileEx": true}
+	exempt := map[string]map[string]bool{"produce/lock_windows.go": {"LockFileEx": true, `".lock"`: true}}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, "internal/safeio/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if forbidden[n.Sel.Name] && !exempt[rel][n.Sel.Name] {
+					t.Errorf("%s: %s: the broker's lock and record locks are taken in internal/safeio only", fset.Position(n.Pos()), n.Sel.Name)
+				}
+			case *ast.BasicLit:
+				if n.Kind == token.STRING && n.Value == `".lock"` && !exempt[rel][n.Value] {
+					t.Errorf(`%s: ".lock": name the broker's lock file safeio.BrokerLockFile, and lock it through safeio`, fset.Position(n.Pos()))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

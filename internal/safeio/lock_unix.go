@@ -4,37 +4,39 @@ package safeio
 
 import (
 	"errors"
+	"io"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
 
-// CheckBrokerLock returns a *BrokerLockError when another process holds a
-// record lock on logDir/.lock. A missing .lock file means no broker.
-//
-// It asks with the classic F_GETLK, which reports a conflicting lock of any
-// other process (classic or open file description locks) but never one the
-// calling process holds itself: klog serve, which takes the lock as a
-// broker does, can then still append to its own log directory.
-func CheckBrokerLock(logDir string) error {
-	p := filepath.Join(logDir, BrokerLockFile)
-	f, err := os.Open(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
+// setLock takes a record lock over the whole of f without waiting:
+// exclusive (F_WRLCK, what Java's FileChannel.tryLock asks for) or shared
+// (F_RDLCK), with setLockCmd (lock_linux.go, lock_bsd.go).
+func setLock(f *os.File, exclusive bool) error {
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: io.SeekStart}
+	if exclusive {
+		lk.Type = unix.F_WRLCK
+	}
+	for {
+		err := unix.FcntlFlock(f.Fd(), setLockCmd, &lk)
+		if err != unix.EINTR {
+			return err
 		}
-		return err
 	}
-	defer f.Close()
-	// Ask for a write lock over the whole file: the kernel answers with a
-	// conflicting lock if any process holds one.
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, &lk); err != nil {
-		return err
+}
+
+// lockHolder says whether err from setLock is a conflict with another
+// holder, and asks the kernel who holds it: the pid (classic record locks
+// report one, open file description locks -1) and whether that lock is
+// shared (a klog writer's; a broker's is exclusive).
+func lockHolder(f *os.File, err error) (pid int, shared, conflict bool) {
+	if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EACCES) {
+		return 0, false, false
 	}
-	if lk.Type == unix.F_UNLCK {
-		return nil
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
+	if unix.FcntlFlock(f.Fd(), getLockCmd, &lk) != nil || lk.Type == unix.F_UNLCK {
+		return 0, false, true
 	}
-	return &BrokerLockError{Path: p, PID: int(lk.Pid)}
+	return int(lk.Pid), lk.Type == unix.F_RDLCK, true
 }

@@ -97,20 +97,6 @@ func TestMapSparse(t *testing.T) {
 	}
 }
 
-// TestCheckBrokerLockAbsent: no .lock, or an unlocked one, is no broker.
-// (A lock held by another process is tested in cmd/klog, with a child
-// process holding it.)
-func TestCheckBrokerLockAbsent(t *testing.T) {
-	dir := t.TempDir()
-	if err := CheckBrokerLock(dir); err != nil {
-		t.Errorf("no .lock: %v", err)
-	}
-	os.WriteFile(filepath.Join(dir, BrokerLockFile), nil, 0o644)
-	if err := CheckBrokerLock(dir); err != nil {
-		t.Errorf("an unlocked .lock: %v", err)
-	}
-}
-
 func TestOpenSized(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
