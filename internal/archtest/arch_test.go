@@ -29,6 +29,7 @@ var rank = map[string]int{
 	// package either.
 	"objstore":      -1,
 	"format":        0,
+	"recordfmt":     0,
 	"partition":     1,
 	"verify":        2,
 	"schema":        2,
