@@ -32,7 +32,7 @@ func TestKcatEscapes(t *testing.T) {
 func TestKcatTokens(t *testing.T) {
 	t.Parallel()
 	r := &Record{Topic: "t", Partition: 3, Offset: 42, Timestamp: 1700000000000, Key: []byte("k"), Value: nil,
-		Headers: []Header{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b")}, {Key: []byte("c"), Value: []byte{}}},
+		Headers:     []Header{{Key: []byte("a"), Value: []byte("1")}, {Key: []byte("b")}, {Key: []byte("c"), Value: []byte{}}},
 		LeaderEpoch: 7, Position: 118}
 	k, err := ParseKcat(`%t [%p] @%o %T k=%k(%K) v=%s(%S) h=%h e=%e pos=%O`)
 	if err != nil {
