@@ -30,6 +30,7 @@ var rank = map[string]int{
 	"objstore":      -1,
 	"format":        0,
 	"recordfmt":     0,
+	"filter":        0,
 	"partition":     1,
 	"verify":        2,
 	"schema":        2,
