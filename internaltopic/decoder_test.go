@@ -86,11 +86,12 @@ func TestDecoderCoordinatorRecords(t *testing.T) {
 			wantValue: `{"version":"4","data":{"offset":5,"leaderEpoch":2,"metadata":"","commitTimestamp":100}}`,
 		},
 		{
-			name: "a newer OffsetCommitValue version is read with the newest fields and is a finding",
+			// CoordinatorRecordSerde.deserialize refuses a value version
+			// outside the schema's (KAFKA-18672, 4.1+).
+			name: "a newer OffsetCommitValue version is refused",
 			kind: Offsets, key: offsetKey,
 			value:       wire{}.i16(5).i64(5).i32(2).cstr("x").i64(100).uv(0),
-			wantKey:     `{"type":"1","data":{"group":"g","topic":"t","partition":3}}`,
-			wantValue:   `{"version":"5","data":{"offset":5,"leaderEpoch":2,"metadata":"x","commitTimestamp":100}}`,
+			wantKey:     `Error at offset 7, skipping. Found an unknown record version 5 for 1 type`,
 			wantProblem: true,
 		},
 		{
@@ -125,12 +126,24 @@ func TestDecoderCoordinatorRecords(t *testing.T) {
 			wantProblem: true,
 		},
 		{
-			name: "a struct inside a too-new version cannot be read",
+			name: "a too-new GroupMetadataValue version is refused before it is read",
 			kind: Offsets, key: wire{}.i16(2).str("grp"),
 			value: wire{}.i16(5).cstr("consumer").i32(1).cnull().cnull().i64(1).
 				uv(2).cstr("m").cnull().cstr("c").cstr("h").i32(1).i32(2).uv(1).uv(1).uv(0).uv(0),
-			wantKey: `Error at offset 7, skipping. Could not read record with version 5 from value's buffer due to: ` +
-				`Can't read version 5 of MemberMetadata.`,
+			wantKey:     `Error at offset 7, skipping. Found an unknown record version 5 for 2 type`,
+			wantProblem: true,
+		},
+		{
+			name: "a negative value version is refused",
+			kind: Offsets, key: offsetKey, value: wire{}.i16(-1).i64(5),
+			wantKey:     `Error at offset 7, skipping. Found an unknown record version -1 for 1 type`,
+			wantProblem: true,
+		},
+		{
+			// The key is read with its record type as the version.
+			name: "a key error names the record type as the version",
+			kind: Offsets, key: wire{}.i16(1).str("g"), value: wire{}.i16(0),
+			wantKey:     `Error at offset 7, skipping. Could not read record with version 1 from key's buffer due to: null.`,
 			wantProblem: true,
 		},
 		{
@@ -295,6 +308,12 @@ func TestReadMessageNeverPanics(t *testing.T) {
 	for _, r := range s.metadata {
 		all = append(all, r.msg)
 	}
+	for _, r := range s.share {
+		all = append(all, r.key, r.value)
+	}
+	for _, m := range s.remoteLog {
+		all = append(all, m)
+	}
 	all = append(all, s.subscription, s.assignment)
 	inputs := [][]byte{nil, {0}, {0xff, 0xff, 0xff, 0xff, 0xff}, {0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
 		bytes.Repeat([]byte{0x7f}, 64), bytes.Repeat([]byte{0x01}, 64), bytes.Repeat([]byte{0xff}, 64)}
@@ -376,7 +395,7 @@ func FuzzDecoders(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, key, value []byte) {
-		rd := New(Kind(kind%3) + Offsets)
+		rd := New(Kind(kind%5) + Offsets)
 		rd.Decode(&format.Record{Offset: 1, Key: key, Value: value})
 		c := &rd.cur
 		if c.KeyJSON && !json.Valid(c.Key) {

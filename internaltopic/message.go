@@ -39,7 +39,6 @@ type messageReader struct {
 	buf     []byte
 	pos     int
 	version int16
-	flex    bool
 	msg     *message
 	err     error
 }
@@ -144,38 +143,105 @@ func (r *messageReader) readArray(n int32) []byte {
 	return r.take(int(n))
 }
 
-// readMessage reads m at version from buf. The top-level struct is read
-// whatever the version (generated code checks versions only for nested
-// structs); fields follow their version ranges.
+// readMessage reads m at version from buf as the generated Message.read
+// does. Which fields are read at a version is decided as the generated code
+// decides it (javaHas): a field whose versions cover all of the message's
+// valid versions is read at any version, even one outside them, and only
+// nested structs check the version ("Can't read version").
 func readMessage(m *message, version int16, buf []byte) ([]value, int, error) {
-	r := &messageReader{buf: buf, version: version, flex: m.flexible.has(version), msg: m}
-	vals := r.readStruct(m.fields, m.name, false)
+	r := &messageReader{buf: buf, version: version, msg: m}
+	vals := r.readStruct(m.fields, m.name, m.valid, m.valid)
 	if r.err != nil {
 		return nil, r.pos, r.err
 	}
 	return vals, r.pos, nil
 }
 
-func (r *messageReader) readStruct(fs []field, name string, nested bool) []value {
-	if nested && !r.msg.valid.has(r.version) {
+// javaHas is the condition Kafka's generator (VersionConditional) emits for
+// "the version is in containing" when the code can only run at versions in
+// possible: no test at all when possible lies inside containing, a one-sided
+// test when it overlaps one end. Versions outside possible therefore pass
+// or fail as that emitted test says, not as containing does.
+func javaHas(containing, possible versionRange, v int16) bool {
+	if containing.lo > containing.hi {
+		return false // Versions.NONE: never a member
+	}
+	switch {
+	case possible.lo < containing.lo:
+		switch {
+		case possible.hi > containing.hi:
+			return v >= containing.lo && v <= containing.hi
+		case possible.hi >= containing.lo:
+			return v >= containing.lo
+		}
+		return false
+	case possible.hi >= containing.lo && possible.lo <= containing.hi:
+		if possible.hi > containing.hi {
+			return v <= containing.hi
+		}
+		return true
+	}
+	return false
+}
+
+func (a versionRange) intersect(b versionRange) versionRange {
+	r := versionRange{max(a.lo, b.lo), min(a.hi, b.hi)}
+	if r.lo > r.hi {
+		return noVersions
+	}
+	return r
+}
+
+// subtract is Versions.subtract: a minus b when that is one range
+// (ok false when it would be two).
+func (a versionRange) subtract(b versionRange) (versionRange, bool) {
+	if a.lo > a.hi || b.lo > b.hi {
+		return a, true
+	}
+	switch {
+	case b.lo <= a.lo:
+		switch {
+		case b.hi >= a.hi:
+			return noVersions, true
+		case b.hi < a.lo:
+			return a, true
+		}
+		return versionRange{b.hi + 1, a.hi}, true
+	case b.hi >= a.hi:
+		if b.lo-1 < a.hi {
+			return versionRange{a.lo, b.lo - 1}, true
+		}
+		return a, true
+	}
+	return a, false
+}
+
+// readStruct reads one struct: parent is the versions its generated class
+// was made for (the message's valid versions, narrowed by enclosing
+// fields), versions the struct's own (the field's).
+func (r *messageReader) readStruct(fs []field, name string, parent, versions versionRange) []value {
+	if !javaHas(parent, versions, r.version) {
 		r.failf("Can't read version ", strconv.Itoa(int(r.version)), " of ", name)
 		return nil
 	}
+	cur := parent.intersect(versions)
 	vals := make([]value, len(fs))
 	for i := range fs {
 		f := &fs[i]
-		if !f.versions.has(r.version) || f.tagged.has(r.version) {
+		mandatory, _ := f.versions.subtract(f.tagged)
+		if !javaHas(mandatory, cur, r.version) {
 			continue
 		}
-		vals[i] = r.readField(f)
+		vals[i] = r.readField(f, cur)
 		vals[i].set = true
 		if r.err != nil {
 			return nil
 		}
 	}
-	if !r.flex {
+	if !javaHas(r.msg.flexible, cur, r.version) {
 		return vals
 	}
+	curFlexible := r.msg.flexible.intersect(cur)
 	n := r.uvarint()
 	for j := int32(0); j < n && r.err == nil; j++ {
 		tag := r.uvarint()
@@ -183,9 +249,13 @@ func (r *messageReader) readStruct(fs []field, name string, nested bool) []value
 		if r.err != nil {
 			break
 		}
+		// The generated switch has a case for every field tagged in some
+		// version; a tag valid only in other versions throws.
 		k := -1
+		var validTagged versionRange
 		for i := range fs {
-			if fs[i].tagged.has(r.version) && fs[i].versions.has(r.version) && int64(fs[i].tag) == int64(tag) {
+			validTagged = fs[i].versions.intersect(fs[i].tagged)
+			if validTagged != noVersions && int64(fs[i].tag) == int64(tag) {
 				k = i
 				break
 			}
@@ -194,7 +264,11 @@ func (r *messageReader) readStruct(fs []field, name string, nested bool) []value
 			r.readArray(size) // an unknown tagged field is kept raw and never printed
 			continue
 		}
-		vals[k] = r.readField(&fs[k])
+		if !javaHas(validTagged, curFlexible, r.version) {
+			r.failf("Tag ", strconv.Itoa(int(tag)), " is not valid for version ", strconv.Itoa(int(r.version)))
+			break
+		}
+		vals[k] = r.readField(&fs[k], cur)
 		vals[k].set = true
 	}
 	if r.err != nil {
@@ -203,24 +277,26 @@ func (r *messageReader) readStruct(fs []field, name string, nested bool) []value
 	return vals
 }
 
-// length reads a compact (flexible) or classic length prefix.
-func (r *messageReader) length(classic func() int32) int32 {
-	if r.flex {
+// length reads a compact (flexible) or classic length prefix; cur is the
+// versions the enclosing struct's code was generated for.
+func (r *messageReader) length(cur versionRange, classic func() int32) int32 {
+	if javaHas(r.msg.flexible, cur, r.version) {
 		return r.uvarint() - 1
 	}
 	return classic()
 }
 
-func (r *messageReader) readField(f *field) value {
+func (r *messageReader) readField(f *field, cur versionRange) value {
+	nullable := javaHas(f.nullable, cur.intersect(f.versions), r.version)
 	if !f.array {
-		return r.readOne(f, f.name, f.nullable.has(r.version))
+		return r.readOne(f, f.name, nullable, cur)
 	}
-	n := r.length(r.int32)
+	n := r.length(cur, r.int32)
 	if r.err != nil {
 		return value{}
 	}
 	if n < 0 {
-		if f.nullable.has(r.version) {
+		if nullable {
 			return value{null: true}
 		}
 		r.failf("non-nullable field ", f.name, " was serialized as null")
@@ -236,14 +312,14 @@ func (r *messageReader) readField(f *field) value {
 	elems := make([]value, 0, min(int(n), 256))
 	elemName := f.name + " element"
 	for i := int32(0); i < n && r.err == nil; i++ {
-		elems = append(elems, r.readOne(f, elemName, false))
+		elems = append(elems, r.readOne(f, elemName, false, cur))
 	}
 	return value{elems: elems}
 }
 
 // readOne reads a single value of f's type (an array's element when f is an
 // array); name is what Kafka's error messages call it.
-func (r *messageReader) readOne(f *field, name string, canBeNull bool) value {
+func (r *messageReader) readOne(f *field, name string, canBeNull bool, cur versionRange) value {
 	switch f.typ {
 	case typeBool:
 		if r.int8() != 0 {
@@ -267,7 +343,7 @@ func (r *messageReader) readOne(f *field, name string, canBeNull bool) value {
 	case typeUUID:
 		return value{b: r.take(16)}
 	case typeString:
-		n := r.length(func() int32 { return int32(r.int16()) })
+		n := r.length(cur, func() int32 { return int32(r.int16()) })
 		switch {
 		case r.err != nil:
 			return value{}
@@ -283,7 +359,7 @@ func (r *messageReader) readOne(f *field, name string, canBeNull bool) value {
 		}
 		return value{b: r.readArray(n)}
 	case typeBytes:
-		n := r.length(r.int32)
+		n := r.length(cur, r.int32)
 		if r.err != nil {
 			return value{}
 		}
@@ -302,7 +378,7 @@ func (r *messageReader) readOne(f *field, name string, canBeNull bool) value {
 		if r.err != nil {
 			return value{}
 		}
-		return value{elems: r.readStruct(f.fields, f.structName, true)}
+		return value{elems: r.readStruct(f.fields, f.structName, cur, f.versions)}
 	}
 	r.failf("unknown field type")
 	return value{}
@@ -310,25 +386,28 @@ func (r *messageReader) readOne(f *field, name string, canBeNull bool) value {
 
 // appendMessageJSON writes the values of a message read at version as its
 // generated JsonConverter.write(message, version) and Jackson's toString:
-// compact, fields in schema order, only the fields present at version, and
-// tagged fields only when they differ from their default.
+// compact, fields in schema order, only the fields the generated code writes
+// at version (javaHas), and tagged fields only when they differ from their
+// default.
 func appendMessageJSON(dst []byte, m *message, version int16, vals []value) []byte {
-	return appendStructJSON(dst, m.fields, version, vals)
+	return appendStructJSON(dst, m.fields, version, m.valid, vals)
 }
 
-func appendStructJSON(dst []byte, fs []field, version int16, vals []value) []byte {
+// appendStructJSON writes one struct; cur is the versions its converter was
+// generated for.
+func appendStructJSON(dst []byte, fs []field, version int16, cur versionRange, vals []value) []byte {
 	dst = append(dst, '{')
 	first := true
 	for i := range fs {
 		f := &fs[i]
-		if !f.versions.has(version) {
+		if !javaHas(f.versions, cur, version) {
 			continue
 		}
 		var v value
 		if i < len(vals) {
 			v = vals[i]
 		}
-		if f.tagged.has(version) && (!v.set || isDefault(f, &v)) {
+		if javaHas(f.tagged, cur.intersect(f.versions), version) && (!v.set || isDefault(f, &v)) {
 			continue
 		}
 		if !first {
@@ -338,12 +417,12 @@ func appendStructJSON(dst []byte, fs []field, version int16, vals []value) []byt
 		dst = append(dst, '"')
 		dst = append(dst, f.name...)
 		dst = append(dst, '"', ':')
-		dst = appendValueJSON(dst, f, version, &v, f.array)
+		dst = appendValueJSON(dst, f, version, cur.intersect(f.versions), &v, f.array)
 	}
 	return append(dst, '}')
 }
 
-func appendValueJSON(dst []byte, f *field, version int16, v *value, asArray bool) []byte {
+func appendValueJSON(dst []byte, f *field, version int16, cur versionRange, v *value, asArray bool) []byte {
 	if v.raw != nil {
 		return append(dst, v.raw...)
 	}
@@ -356,7 +435,7 @@ func appendValueJSON(dst []byte, f *field, version int16, v *value, asArray bool
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendValueJSON(dst, f, version, &v.elems[i], false)
+			dst = appendValueJSON(dst, f, version, cur, &v.elems[i], false)
 		}
 		return append(dst, ']')
 	}
@@ -378,7 +457,7 @@ func appendValueJSON(dst []byte, f *field, version int16, v *value, asArray bool
 		dst = base64.StdEncoding.AppendEncode(dst, v.b)
 		return append(dst, '"')
 	case typeStruct:
-		return appendStructJSON(dst, f.fields, version, v.elems)
+		return appendStructJSON(dst, f.fields, version, cur, v.elems)
 	}
 	return dst
 }
