@@ -19,6 +19,8 @@ const (
 	DecoderOffsets         = internaltopic.Offsets
 	DecoderTransactionLog  = internaltopic.TransactionLog
 	DecoderClusterMetadata = internaltopic.ClusterMetadata
+	DecoderRemoteLog       = internaltopic.RemoteLog
+	DecoderShareGroupState = internaltopic.ShareGroupState
 )
 
 // attachDecoder creates the dumper's decoder for opts and hands it to the
@@ -92,10 +94,11 @@ func appendDecodedText(l []byte, c *internaltopic.Decoded, skipMetadata bool) ([
 	return l, nil
 }
 
-// appendJSONFields adds the decoder's output to an NDJSON record object:
+// appendDecodedJSON adds the decoder's output to an NDJSON record object:
 // "decodedKey" and "decodedValue" hold the JSON Kafka prints, or the text it
 // prints instead (an error, "<DELETE>") as a string, or null when it prints
-// nothing.
+// nothing. A __remote_log_metadata value, which Kafka prints as Java's
+// toString, is klog's typed object (internaltopic.RemoteLogMetadata).
 func appendDecodedJSON(l []byte, c *internaltopic.Decoded) []byte {
 	l = ndjson.Field(l, "decodedKey")
 	switch {
@@ -108,6 +111,8 @@ func appendDecodedJSON(l []byte, c *internaltopic.Decoded) []byte {
 	}
 	l = ndjson.Field(l, "decodedValue")
 	switch {
+	case c.RemoteLog != nil:
+		l = c.RemoteLog.AppendJSON(l)
 	case c.Value == nil:
 		l = append(l, "null"...)
 	case c.ValueJSON:

@@ -3,11 +3,16 @@ package dump
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klog-dev/klog/internal/jsoncontract"
 )
 
 // fixtureDecoder is the decoder kafka-dump-log was run with to make the
@@ -22,6 +27,10 @@ func fixtureDecoder(dir, name string) Decoder {
 		return DecoderTransactionLog
 	case strings.HasPrefix(folder, "__cluster_metadata-"), name == "bootstrap.checkpoint":
 		return DecoderClusterMetadata
+	case strings.HasPrefix(folder, "__remote_log_metadata-"):
+		return DecoderRemoteLog
+	case strings.HasPrefix(folder, "__share_group_state-"):
+		return DecoderShareGroupState
 	}
 	return DecoderNone
 }
@@ -149,5 +158,104 @@ func TestGoldenDecoderReferenceOnly(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatalf("no *.decoder.txt under %s", root)
+	}
+}
+
+// TestDecoderJSONShareAndRemoteLog: with --json the share coordinator's
+// records are Kafka's JSON, each data object of its schema definition, and
+// __remote_log_metadata records are typed objects; every line validates.
+func TestDecoderJSONShareAndRemoteLog(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(segmentsDir(t), "kafka-written", "coordinator")
+	for _, dir := range []string{"__share_group_state-0", "__share_group_state-1"} {
+		objs, res, err := runJSON(t, filepath.Join(root, dir), Options{Decoder: DecoderShareGroupState}, "00000000000000000000.log")
+		if err != nil || res.Findings != 0 {
+			t.Fatalf("%s: err %v findings %d", dir, err, res.Findings)
+		}
+		recs := ofType(objs, "record")
+		if len(recs) == 0 {
+			t.Fatalf("%s: no records", dir)
+		}
+		for _, r := range recs {
+			k := r["decodedKey"].(map[string]any)
+			checkDef(t, "shareGroupStateKey", k["data"])
+			v, ok := r["decodedValue"].(map[string]any)
+			if !ok {
+				if r["decodedValue"] != "<DELETE>" {
+					t.Errorf("%s offset %v: value %v", dir, r["offset"], r["decodedValue"])
+				}
+				continue
+			}
+			def := map[any]string{"0": "shareSnapshotValue", "1": "shareUpdateValue"}[k["type"]]
+			checkDef(t, def, v["data"])
+		}
+	}
+	objs, res, err := runJSON(t, filepath.Join(root, "__remote_log_metadata-0"), Options{Decoder: DecoderRemoteLog}, "00000000000000000000.log")
+	if err != nil || res.Findings != 0 {
+		t.Fatalf("remote log: err %v findings %d", err, res.Findings)
+	}
+	kinds := map[string]int{}
+	for _, r := range ofType(objs, "record") {
+		v, ok := r["decodedValue"].(map[string]any)
+		if !ok || r["decodedKey"] != nil {
+			t.Fatalf("offset %v: key %v value %v", r["offset"], r["decodedKey"], r["decodedValue"])
+		}
+		kinds[v["kind"].(string)]++
+	}
+	want := map[string]int{"RemoteLogSegmentMetadata": 3, "RemoteLogSegmentMetadataUpdate": 4,
+		"RemotePartitionDeleteMetadata": 3, "RemoteLogSegmentMetadataSnapshot": 1}
+	if !maps.Equal(kinds, want) {
+		t.Errorf("kinds %v, want %v", kinds, want)
+	}
+}
+
+func checkDef(t *testing.T, def string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsoncontract.Def(def, b); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestDecoderRemoteLogHostile: a tombstone and a record Kafka's serde
+// refuses print Kafka's error payload and are findings; the dump goes on.
+func TestDecoderRemoteLogHostile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A RemotePartitionDeleteMetadataRecord: frame 1, apiKey 2, version
+	// 0; topic "o", id 0x01..., partition 3, no tags; broker 4; event
+	// time 9; state 1; no tags.
+	good := []byte{1, 2, 0, 2, 'o', 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 3, 0, 0, 0, 0, 4,
+		0, 0, 0, 0, 0, 0, 0, 9, 1, 0}
+	seg := buildSegment(t, []testRecord{
+		{key: nil, value: nil},
+		{key: []byte("ignored"), value: good},
+		{key: nil, value: []byte{}},
+		{key: nil, value: append(append([]byte{}, good[:len(good)-2]...), 7, 0)},
+	})
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.log"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: DecoderRemoteLog, SkipRecordMetadata: true, Cwd: dir}, &out, &errw)
+	if err != nil || res.Findings != 3 {
+		t.Fatalf("err %v, findings %d, want 3", err, res.Findings)
+	}
+	lines := strings.Split(out.String(), "\n")
+	want := []string{
+		`| payload: Error at offset 0, skipping. Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of "org.apache.kafka.common.record.internal.Record.value()" is null`,
+		`| payload: RemotePartitionDeleteMetadata{topicPartition=AQEBAQEBAQEBAQEBAQEBAQ:o-3, state=DELETE_PARTITION_STARTED, eventTimestampMs=9, brokerId=4}`,
+		`| payload: Error at offset 2, skipping. Error while reading frame version`,
+		`| payload: Error at offset 3, skipping. null`,
+	}
+	if len(lines) != 8 || !slices.Equal(lines[3:7], want) {
+		t.Errorf("stdout:\n%s\nwant records:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+	objs, res, err := runJSON(t, dir, Options{Decoder: DecoderRemoteLog}, "00000000000000000000.log")
+	if err != nil || res.Findings != 3 || len(ofType(objs, "problem")) != 3 {
+		t.Errorf("JSON: err %v, findings %d, problems %v", err, res.Findings, ofType(objs, "problem"))
 	}
 }

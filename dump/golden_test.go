@@ -27,6 +27,7 @@ var oracleModes = []struct {
 	// Options.Decoder is picked from the fixture's folder: fixtureDecoder
 	// (decoder_test.go).
 	{"decoder", Options{MaxBytes: -1}},
+	{"decoder-skip", Options{MaxBytes: -1, SkipRecordMetadata: true}},
 }
 
 // dumpedSuffixes are the files kafka-dump-log prints.
@@ -79,7 +80,7 @@ func TestGoldenKafkaDumpLog(t *testing.T) {
 				_, kafkaDied := os.Stat(path + "." + m.suffix + ".exitcode.txt")
 				opts := m.opts
 				opts.Cwd = dir
-				if m.suffix == "decoder" {
+				if strings.HasPrefix(m.suffix, "decoder") {
 					opts.Decoder = fixtureDecoder(dir, name)
 				}
 				var stdout, stderr bytes.Buffer

@@ -1,8 +1,11 @@
 // Package internaltopic decodes the records of Kafka's internal topics as
 // kafka-dump-log's decoders do: __consumer_offsets (--offsets-decoder),
-// __transaction_state (--transaction-log-decoder) and __cluster_metadata
-// records and snapshots (--cluster-metadata-decoder), each to the JSON
-// Kafka's converters print, byte for byte.
+// __transaction_state (--transaction-log-decoder), __cluster_metadata
+// records and snapshots (--cluster-metadata-decoder) and __share_group_state
+// (--share-group-state-decoder), each to the JSON Kafka's converters print,
+// byte for byte; and __remote_log_metadata (--remote-log-metadata-decoder)
+// to typed values (DecodeRemoteLogMetadata) whose String is the Java
+// toString kafka-dump-log prints.
 package internaltopic
 
 import (
@@ -30,6 +33,12 @@ const (
 	// ClusterMetadata is --cluster-metadata-decoder: KRaft
 	// __cluster_metadata records and snapshots (MetadataRecordSerde).
 	ClusterMetadata
+	// RemoteLog is --remote-log-metadata-decoder: __remote_log_metadata
+	// records (RemoteLogMetadataSerde), printed as Java's toString.
+	RemoteLog
+	// ShareGroupState is --share-group-state-decoder: __share_group_state
+	// records (ShareCoordinatorRecordSerde).
+	ShareGroupState
 )
 
 // String returns the kafka-dump-log option that selects k.
@@ -43,6 +52,10 @@ func (k Kind) String() string {
 		return "transaction-log-decoder"
 	case ClusterMetadata:
 		return "cluster-metadata-decoder"
+	case RemoteLog:
+		return "remote-log-metadata-decoder"
+	case ShareGroupState:
+		return "share-group-state-decoder"
 	}
 	return "unknown(" + strconv.Itoa(int(k)) + ")"
 }
@@ -59,6 +72,9 @@ type Decoded struct {
 	KeyJSON    bool // Key is a JSON object (not an error text)
 	ValueJSON  bool // Value is a JSON object (not "<DELETE>" or an error text)
 	MissingKey bool
+	// RemoteLog is the decoded __remote_log_metadata record (RemoteLog
+	// kind; Value is then its toString), nil if it did not decode.
+	RemoteLog RemoteLogMetadata
 	// Problem describes a record the decoder could not fully decode (an
 	// unknown type or version, a parse error); "" if none.
 	Problem string
@@ -101,13 +117,21 @@ func (rd *Decoder) Decode(r *format.Record) *Decoded {
 		rd.decodeCoordinator(r, rd.schemas.transaction, false)
 	case ClusterMetadata:
 		rd.decodeMetadata(r)
+	case RemoteLog:
+		rd.decodeRemoteLog(r)
+	case ShareGroupState:
+		rd.decodeCoordinator(r, rd.schemas.share, false)
 	}
 	return &rd.cur
 }
 
 // decodeCoordinator is DumpLogSegments.CoordinatorRecordMessageParser over
-// CoordinatorRecordSerde: key = int16 record type + key message (version 0),
-// value = int16 version + value message, or null for a tombstone.
+// CoordinatorRecordSerde.deserialize: key = int16 record type + the key
+// message (read at the record type as its version, printed at version 0),
+// value = int16 version + the value message, or null for a tombstone. A
+// value version outside the schema's valid versions is refused
+// (UnknownRecordVersionException, KAFKA-18672). Bytes after either message
+// are not looked at.
 func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinatorRecord, groups bool) {
 	c := &rd.cur
 	if r.Key == nil {
@@ -135,9 +159,9 @@ func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinat
 		c.Problem = "unknown record type " + strconv.Itoa(int(recordType))
 		return
 	}
-	keyVals, _, err := readMessage(rec.key, 0, r.Key[2:])
+	keyVals, _, err := readMessage(rec.key, recordType, r.Key[2:])
 	if err != nil {
-		fail(couldNotRead(0, "key", err))
+		fail(couldNotRead(recordType, "key", err))
 		return
 	}
 	var version int16
@@ -148,6 +172,10 @@ func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinat
 			return
 		}
 		version = int16(binary.BigEndian.Uint16(r.Value))
+		if !rec.value.valid.has(version) {
+			fail("Found an unknown record version " + strconv.Itoa(int(version)) + " for " + strconv.Itoa(int(recordType)) + " type")
+			return
+		}
 		valVals, _, err = readMessage(rec.value, version, r.Value[2:])
 		if err != nil {
 			fail(couldNotRead(version, "value", err))
@@ -173,10 +201,6 @@ func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinat
 	v = appendMessageJSON(v, rec.value, version, valVals)
 	rd.valBuf = append(v, '}')
 	c.Value, c.ValueJSON = rd.valBuf, true
-	if !rec.value.valid.has(version) {
-		c.Problem = rec.value.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
-			strconv.Itoa(int(rec.value.valid.lo)) + "-" + strconv.Itoa(int(rec.value.valid.hi)) + "); printed with the newest schema"
-	}
 }
 
 // couldNotRead is CoordinatorRecordSerde.readMessage's exception text.
@@ -224,9 +248,9 @@ func decodeConsumerProtocol(s *decoderSchemas, version int16, vals []value) {
 }
 
 // decodeMetadata is DumpLogSegments.ClusterMetadataLogMessageParser over
-// MetadataRecordSerde (AbstractApiMessageSerde.read): unsigned varint frame
-// version (1), apiKey and version, then the message, with nothing after it.
-// There is never a key.
+// MetadataRecordSerde (AbstractApiMessageSerde.read, readFrame): there is
+// never a key, and any error prints as the payload "Error at <offset>,
+// skipping. <message>".
 func (rd *Decoder) decodeMetadata(r *format.Record) {
 	c := &rd.cur
 	fail := func(msg string) {
@@ -241,47 +265,16 @@ func (rd *Decoder) decodeMetadata(r *format.Record) {
 		fail("Error while reading frame version")
 		return
 	}
-	hr := &messageReader{buf: r.Value}
-	header := func(entity string) (int16, bool) {
-		v := hr.uvarint()
-		if hr.err != nil {
-			fail("Error while reading " + entity)
-			return 0, false
-		}
-		if v > 0x7fff { // a negative Java int passes this check and is cast to short
-			fail("Value for " + entity + " was too large.")
-			return 0, false
-		}
-		return int16(v), true
-	}
-	frame, ok := header("frame version")
-	if !ok {
-		return
-	}
-	switch {
-	case frame == 0:
-		fail("Could not deserialize metadata record with frame version 0. " +
-			"Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.")
-		return
-	case frame != 1:
-		fail("Could not deserialize metadata record due to unknown frame version " + strconv.Itoa(int(frame)) +
-			"(only frame version 1 is supported)")
-		return
-	}
-	apiKey, ok := header("type")
-	if !ok {
-		return
-	}
-	version, ok := header("version")
-	if !ok {
+	apiKey, version, body, err := readFrame(r.Value)
+	if err != nil {
+		fail(err.Error())
 		return
 	}
 	rec, known := rd.schemas.metadata[apiKey]
 	if !known {
-		fail("org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id " + strconv.Itoa(int(apiKey)))
+		fail(unknownMetadataID(apiKey).Error())
 		return
 	}
-	body := r.Value[hr.pos:]
 	vals, n, err := readMessage(rec.msg, version, body)
 	if err != nil {
 		fail("Failed to deserialize record with type " + strconv.Itoa(int(apiKey)))
@@ -289,7 +282,7 @@ func (rd *Decoder) decodeMetadata(r *format.Record) {
 		return
 	}
 	if n < len(body) {
-		fail("Found " + strconv.Itoa(len(body)-n) + " byte(s) of garbage after " + strconv.Itoa(int(apiKey)))
+		fail(garbageAfter(len(body)-n, apiKey).Error())
 		return
 	}
 	v := append(rd.valBuf[:0], `{"type":"`...)
@@ -302,6 +295,26 @@ func (rd *Decoder) decodeMetadata(r *format.Record) {
 	c.Value, c.ValueJSON = rd.valBuf, true
 	if !rec.msg.valid.has(version) {
 		c.Problem = rec.msg.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
-			strconv.Itoa(int(rec.msg.valid.lo)) + "-" + strconv.Itoa(int(rec.msg.valid.hi)) + "); printed with the newest schema"
+			strconv.Itoa(int(rec.msg.valid.lo)) + "-" + strconv.Itoa(int(rec.msg.valid.hi)) + "); printed as Kafka reads it"
 	}
+}
+
+// decodeRemoteLog is DumpLogSegments.RemoteMetadataLogMessageParser: the
+// key is never printed, the payload is the decoded object's toString, or
+// "Error at offset <offset>, skipping. <message>".
+func (rd *Decoder) decodeRemoteLog(r *format.Record) {
+	c := &rd.cur
+	m, err := DecodeRemoteLogMetadata(r.Value)
+	if err != nil {
+		v := append(rd.valBuf[:0], "Error at offset "...)
+		v = strconv.AppendInt(v, r.Offset, 10)
+		v = append(append(v, ", skipping. "...), err.Error()...)
+		rd.valBuf = v
+		c.Value = v
+		c.Problem = err.Error()
+		return
+	}
+	c.RemoteLog = m
+	c.Value = append(rd.valBuf[:0], m.String()...)
+	rd.valBuf = c.Value
 }

@@ -14,6 +14,8 @@ import (
 //   - transaction-coordinator/src/main/resources/common/message/TransactionLog{Key,Value}.json
 //   - clients/src/main/resources/common/message/ConsumerProtocol{Subscription,Assignment}.json
 //   - metadata/src/main/resources/common/metadata/*Record.json
+//   - share-coordinator/src/main/resources/common/message/Share{Snapshot,Update}{Key,Value}.json
+//   - storage/src/main/resources/message/Remote*Record.json
 //
 // Each schema keeps what the wire format and the generated *JsonConverter
 // depend on: field order, type, versions, nullable versions, tagged versions
@@ -203,6 +205,8 @@ type decoderSchemas struct {
 	group        map[int16]coordinatorRecord
 	transaction  map[int16]coordinatorRecord
 	metadata     map[int16]metadataRecord
+	share        map[int16]coordinatorRecord
+	remoteLog    map[int16]*message
 	subscription *message
 	assignment   *message
 }
@@ -214,6 +218,8 @@ func buildSchemas() *decoderSchemas {
 		group:        groupRecords(),
 		transaction:  transactionRecords(),
 		metadata:     metadataRecords(),
+		share:        shareRecords(),
+		remoteLog:    remoteLogRecords(),
 		subscription: consumerProtocolSubscription(),
 		assignment:   consumerProtocolAssignment(),
 	}
@@ -659,6 +665,153 @@ func metadataRecords() map[int16]metadataRecord {
 		),
 		28: m("CLEAR_ELR_RECORD", "ClearElrRecord", "0",
 			fld("TopicName", "string", "0+"),
+		),
+	}
+}
+
+// shareRecords are ShareCoordinatorRecordSerde's record types
+// (__share_group_state). DeliveryCompleteCount (KIP-1226, Kafka 4.2) is a
+// tagged field of version 0.
+func shareRecords() map[int16]coordinatorRecord {
+	key := func(name string) *message {
+		return coordinatorKey(name,
+			fld("GroupId", "string", "0"),
+			fld("TopicId", "uuid", "0"),
+			fld("Partition", "int32", "0"))
+	}
+	stateBatches := fld("StateBatches", "[]StateBatch", "0+", withFields(
+		fld("FirstOffset", "int64", "0+"),
+		fld("LastOffset", "int64", "0+"),
+		fld("DeliveryState", "int8", "0+"),
+		fld("DeliveryCount", "int16", "0+"),
+	))
+	deliveryCompleteCount := fld("DeliveryCompleteCount", "int32", "0+", tagged(0, "0+"), def(-1))
+	return map[int16]coordinatorRecord{
+		0: {key("ShareSnapshotKey"), msg("ShareSnapshotValue", "0", "0+",
+			fld("SnapshotEpoch", "int32", "0+"),
+			fld("StateEpoch", "int32", "0+"),
+			fld("LeaderEpoch", "int32", "0+"),
+			fld("StartOffset", "int64", "0+"),
+			deliveryCompleteCount,
+			fld("CreateTimestamp", "int64", "0+"),
+			fld("WriteTimestamp", "int64", "0+"),
+			stateBatches,
+		)},
+		1: {key("ShareUpdateKey"), msg("ShareUpdateValue", "0", "0+",
+			fld("SnapshotEpoch", "int32", "0+"),
+			fld("LeaderEpoch", "int32", "0+"),
+			fld("StartOffset", "int64", "0+"),
+			deliveryCompleteCount,
+			stateBatches,
+		)},
+	}
+}
+
+// Field indexes of the __remote_log_metadata messages below, for the
+// typed values (remotelog.go).
+const (
+	rlsmSegmentID = iota
+	rlsmStartOffset
+	rlsmEndOffset
+	rlsmBrokerID
+	rlsmMaxTimestamp
+	rlsmEventTimestamp
+	rlsmLeaderEpochs
+	rlsmSize
+	rlsmCustomMetadata
+	rlsmState
+	rlsmTxnIndexEmpty
+)
+
+const (
+	updSegmentID = iota
+	updBrokerID
+	updEventTimestamp
+	updCustomMetadata
+	updState
+)
+
+const (
+	delTopicIDPartition = iota
+	delBrokerID
+	delEventTimestamp
+	delState
+)
+
+const (
+	snapSegmentID = iota
+	snapStartOffset
+	snapEndOffset
+	snapBrokerID
+	snapMaxTimestamp
+	snapEventTimestamp
+	snapLeaderEpochs
+	snapSize
+	snapCustomMetadata
+	snapState
+	snapTxnIndexEmpty
+)
+
+// remoteLogRecords are the records of RemoteLogMetadataSerde
+// (__remote_log_metadata), keyed by apiKey (storage's generated
+// MetadataRecordType). All are version 0, flexible.
+func remoteLogRecords() map[int16]*message {
+	topicIDPartition := func(name string) field {
+		return fld(name, "TopicIdPartitionEntry", "0+", withFields(
+			fld("Name", "string", "0+"),
+			fld("Id", "uuid", "0+"),
+			fld("Partition", "int32", "0+"),
+		))
+	}
+	segmentID := fld("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", "0+", withFields(
+		topicIDPartition("TopicIdPartition"),
+		fld("Id", "uuid", "0+"),
+	))
+	leaderEpochs := fld("SegmentLeaderEpochs", "[]SegmentLeaderEpochEntry", "0+", withFields(
+		fld("LeaderEpoch", "int32", "0+"),
+		fld("Offset", "int64", "0+"),
+	))
+	customMetadata := fld("CustomMetadata", "bytes", "0+", nullable("0+"), defNull())
+	txnIndexEmpty := fld("TxnIndexEmpty", "bool", "0+", tagged(0, "0+"))
+	return map[int16]*message{
+		0: msg("RemoteLogSegmentMetadataRecord", "0", "0+",
+			segmentID,
+			fld("StartOffset", "int64", "0+"),
+			fld("EndOffset", "int64", "0+"),
+			fld("BrokerId", "int32", "0+"),
+			fld("MaxTimestampMs", "int64", "0+"),
+			fld("EventTimestampMs", "int64", "0+"),
+			leaderEpochs,
+			fld("SegmentSizeInBytes", "int32", "0+"),
+			customMetadata,
+			fld("RemoteLogSegmentState", "int8", "0+"),
+			txnIndexEmpty,
+		),
+		1: msg("RemoteLogSegmentMetadataUpdateRecord", "0", "0+",
+			segmentID,
+			fld("BrokerId", "int32", "0+"),
+			fld("EventTimestampMs", "int64", "0+"),
+			customMetadata,
+			fld("RemoteLogSegmentState", "int8", "0+"),
+		),
+		2: msg("RemotePartitionDeleteMetadataRecord", "0", "0+",
+			topicIDPartition("TopicIdPartition"),
+			fld("BrokerId", "int32", "0+"),
+			fld("EventTimestampMs", "int64", "0+"),
+			fld("RemotePartitionDeleteState", "int8", "0+"),
+		),
+		3: msg("RemoteLogSegmentMetadataSnapshotRecord", "0", "0+",
+			fld("SegmentId", "uuid", "0+"),
+			fld("StartOffset", "int64", "0+"),
+			fld("EndOffset", "int64", "0+"),
+			fld("BrokerId", "int32", "0+"),
+			fld("MaxTimestampMs", "int64", "0+"),
+			fld("EventTimestampMs", "int64", "0+"),
+			leaderEpochs,
+			fld("SegmentSizeInBytes", "int32", "0+"),
+			customMetadata,
+			fld("RemoteLogSegmentState", "int8", "0+"),
+			txnIndexEmpty,
 		),
 	}
 }

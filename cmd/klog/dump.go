@@ -40,6 +40,8 @@ var (
 	offsetsDecoderFlag  = &cli.BoolFlag{Name: "offsets-decoder", Usage: "print __consumer_offsets records as JSON (implies --print-data-log)"}
 	txnLogDecoderFlag   = &cli.BoolFlag{Name: "transaction-log-decoder", Usage: "print __transaction_state records as JSON (implies --print-data-log)"}
 	clusterMetadataFlag = &cli.BoolFlag{Name: "cluster-metadata-decoder", Usage: "print KRaft __cluster_metadata records as JSON (implies --print-data-log)"}
+	remoteLogFlag       = &cli.BoolFlag{Name: "remote-log-metadata-decoder", Usage: "print __remote_log_metadata records (tiered storage) as Kafka's objects print them; typed objects with --json (implies --print-data-log)"}
+	shareStateFlag      = &cli.BoolFlag{Name: "share-group-state-decoder", Usage: "print __share_group_state records as JSON (implies --print-data-log)"}
 )
 
 var dumpCommand = &cli.Command{
@@ -57,7 +59,7 @@ a directory such files are listed ("Ignoring unknown file") and skipped.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
 	Flags: []cli.Flag{noProgressFlag, dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
-		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, keyEncFlag, valueEncFlag,
+		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, remoteLogFlag, shareStateFlag, keyEncFlag, valueEncFlag,
 		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag},
 	Action: runDump,
 }
@@ -131,6 +133,10 @@ func runDump(c *cli.Context) error {
 		opts.Decoder = dump.DecoderTransactionLog
 	case c.Bool(clusterMetadataFlag.Name):
 		opts.Decoder = dump.DecoderClusterMetadata
+	case c.Bool(remoteLogFlag.Name):
+		opts.Decoder = dump.DecoderRemoteLog
+	case c.Bool(shareStateFlag.Name):
+		opts.Decoder = dump.DecoderShareGroupState
 	}
 	if c.IsSet(maxBytesFlag.Name) {
 		opts.MaxBytes = c.Int64(maxBytesFlag.Name)

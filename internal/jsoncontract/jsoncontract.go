@@ -26,6 +26,49 @@ var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	return c.Compile("klog.schema.json")
 })
 
+var defCompiler = sync.OnceValues(func() (*jsonschema.Compiler, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(ndjson.Schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	return c, c.AddResource("klog.schema.json", doc)
+})
+
+var (
+	defsMu sync.Mutex
+	defs   = map[string]*jsonschema.Schema{}
+)
+
+// Def checks that v (JSON) is an instance of the schema's $defs entry name,
+// for the parts of an object that the object's own type leaves open (the
+// data of a decoded record).
+func Def(name string, v []byte) error {
+	defsMu.Lock()
+	sch, ok := defs[name]
+	if !ok {
+		c, err := defCompiler()
+		if err != nil {
+			defsMu.Unlock()
+			return fmt.Errorf("schema: %w", err)
+		}
+		if sch, err = c.Compile("klog.schema.json#/$defs/" + name); err != nil {
+			defsMu.Unlock()
+			return fmt.Errorf("schema: %w", err)
+		}
+		defs[name] = sch
+	}
+	defsMu.Unlock()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
+	if err != nil {
+		return err
+	}
+	if err := sch.Validate(inst); err != nil {
+		return fmt.Errorf("%.300s: %w", v, err)
+	}
+	return nil
+}
+
 // Line checks one line: it must parse with encoding/json (RFC 8259) and
 // validate against the schema.
 func Line(line []byte) error {
