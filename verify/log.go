@@ -345,6 +345,7 @@ func (v *verifier) checkRecords(f *FileReport, b *format.Batch) int64 {
 		return first
 	}
 	var n int32
+	var cc controlCount
 	prevDelta := int32(-1)
 	for {
 		if n&4095 == 4095 && v.ctx.Err() != nil {
@@ -382,13 +383,63 @@ func (v *verifier) checkRecords(f *FileReport, b *format.Batch) int64 {
 		}
 		if b.IsControl() {
 			v.checkControl(f, b, r)
+			cc.add(r)
 		}
 	}
-	if b.IsV2() && b.IsControl() && n != 1 {
-		f.add(Problem{Kind: KindRecordCount, Position: b.Pos, Offset: b.BaseOffset,
-			Message: "control batch holds " + strconv.Itoa(int(n)) + " records, not 1"})
+	if b.IsV2() && b.IsControl() {
+		cc.check(f, b, n)
 	}
 	return first
+}
+
+// controlCount is the record rule of a control batch, as Kafka's readers
+// read one. A transaction marker batch holds exactly one record: Kafka
+// writes one (MemoryRecords.withEndTransactionMarker) and every reader
+// (ProducerAppendInfo.append, the fetcher, the cleaner) reads the first
+// and ignores any other. A KRaft control batch holds what raft writes: a
+// snapshot's header batch SnapshotHeader then KRaftVersion and Voters, a
+// new leader's LeaderChange then KRaftVersion and Voters, a KRaftVersion
+// upgrade, Voters, SnapshotFooter; raft's reader (RecordsIterator,
+// ControlRecord.of) takes any number of them and fails on any other type.
+// A batch the cleaner emptied holds none (ProducerAppendInfo: "the entire
+// transaction has been cleaned from the log").
+type controlCount struct {
+	first      format.ControlType
+	firstKnown bool
+	other      format.ControlType // a record type that does not belong with the first
+	mixed      bool
+}
+
+func isKRaftControl(t format.ControlType) bool {
+	return t >= format.ControlLeaderChange && t <= format.ControlKRaftVoters
+}
+
+func (c *controlCount) add(r *format.Record) {
+	k, err := format.ParseControlKey(r.Key)
+	if err != nil {
+		return // checkControl reports it
+	}
+	if !c.firstKnown {
+		c.first, c.firstKnown = k.Type, true
+		return
+	}
+	if isKRaftControl(c.first) && !isKRaftControl(k.Type) && !c.mixed {
+		c.other, c.mixed = k.Type, true
+	}
+}
+
+func (c *controlCount) check(f *FileReport, b *format.Batch, n int32) {
+	switch {
+	case !c.firstKnown:
+		return
+	case (c.first == format.ControlAbort || c.first == format.ControlCommit) && n != 1:
+		f.add(Problem{Kind: KindRecordCount, Position: b.Pos, Offset: b.BaseOffset,
+			Message: "transaction marker batch holds " + strconv.Itoa(int(n)) + " records, not 1 (Kafka's readers read only the first)"})
+	case c.mixed:
+		f.add(Problem{Kind: KindControlDecode, Position: b.Pos, Offset: b.BaseOffset,
+			Message: "KRaft control batch (first record " + c.first.String() + ") also holds a " + c.other.String() +
+				" record: raft's reader fails on it (Unknown control record type)"})
+	}
 }
 
 func (v *verifier) checkControl(f *FileReport, b *format.Batch, r *format.Record) {
