@@ -36,6 +36,7 @@ var rank = map[string]int{
 	"schema":        2,
 	"recovery":      3,
 	"ndjson":        3,
+	"search":        3,
 	"internaltopic": 3,
 	"produce":       3,
 	"fetch":         3,
