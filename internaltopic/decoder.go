@@ -126,12 +126,7 @@ func (rd *Decoder) Decode(r *format.Record) *Decoded {
 }
 
 // decodeCoordinator is DumpLogSegments.CoordinatorRecordMessageParser over
-// CoordinatorRecordSerde.deserialize: key = int16 record type + the key
-// message (read at the record type as its version, printed at version 0),
-// value = int16 version + the value message, or null for a tombstone. A
-// value version outside the schema's valid versions is refused
-// (UnknownRecordVersionException, KAFKA-18672). Bytes after either message
-// are not looked at.
+// CoordinatorRecordSerde.deserialize (readCoordinator), as text.
 func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinatorRecord, groups bool) {
 	c := &rd.cur
 	if r.Key == nil {
@@ -139,68 +134,105 @@ func (rd *Decoder) decodeCoordinator(r *format.Record, types map[int16]coordinat
 		c.Problem = MissingKeyMessage(r.Offset)
 		return
 	}
-	fail := func(msg string) {
+	m, err := readCoordinator(types, r.Key, r.Value)
+	if err != nil {
+		if err.unknownType {
+			c.Key = append(append(rd.keyBuf[:0], "Unknown record type "...), strconv.Itoa(int(err.recordType))...)
+			c.Key = append(append(append(c.Key, " at offset "...), strconv.FormatInt(r.Offset, 10)...), ", skipping."...)
+			rd.keyBuf = c.Key
+			c.Problem = "unknown record type " + strconv.Itoa(int(err.recordType))
+			return
+		}
 		c.Key = append(append(rd.keyBuf[:0], "Error at offset "...), strconv.FormatInt(r.Offset, 10)...)
-		c.Key = append(append(c.Key, ", skipping. "...), msg...)
+		c.Key = append(append(c.Key, ", skipping. "...), err.msg...)
 		rd.keyBuf = c.Key
 		c.Value, c.KeyJSON, c.ValueJSON = nil, false, false
-		c.Problem = msg
-	}
-	if len(r.Key) < 2 {
-		fail("Could not read version from key's buffer.")
+		c.Problem = err.msg
 		return
-	}
-	recordType := int16(binary.BigEndian.Uint16(r.Key))
-	rec, ok := types[recordType]
-	if !ok {
-		c.Key = append(append(rd.keyBuf[:0], "Unknown record type "...), strconv.Itoa(int(recordType))...)
-		c.Key = append(append(append(c.Key, " at offset "...), strconv.FormatInt(r.Offset, 10)...), ", skipping."...)
-		rd.keyBuf = c.Key
-		c.Problem = "unknown record type " + strconv.Itoa(int(recordType))
-		return
-	}
-	keyVals, _, err := readMessage(rec.key, recordType, r.Key[2:])
-	if err != nil {
-		fail(couldNotRead(recordType, "key", err))
-		return
-	}
-	var version int16
-	var valVals []value
-	if r.Value != nil {
-		if len(r.Value) < 2 {
-			fail("Could not read version from value's buffer.")
-			return
-		}
-		version = int16(binary.BigEndian.Uint16(r.Value))
-		if !rec.value.valid.has(version) {
-			fail("Found an unknown record version " + strconv.Itoa(int(version)) + " for " + strconv.Itoa(int(recordType)) + " type")
-			return
-		}
-		valVals, _, err = readMessage(rec.value, version, r.Value[2:])
-		if err != nil {
-			fail(couldNotRead(version, "value", err))
-			return
-		}
 	}
 	k := append(rd.keyBuf[:0], `{"type":"`...)
-	k = strconv.AppendInt(k, int64(recordType), 10)
+	k = strconv.AppendInt(k, int64(m.recordType), 10)
 	k = append(k, `","data":`...)
-	k = appendMessageJSON(k, rec.key, 0, keyVals)
+	k = appendMessageJSON(k, m.rec.key, 0, m.keyVals)
 	rd.keyBuf = append(k, '}')
 	c.Key, c.KeyJSON = rd.keyBuf, true
-	if r.Value == nil {
+	if m.tombstone {
 		c.Value = append(rd.valBuf[:0], "<DELETE>"...)
 		return
 	}
-	if groups && recordType == 2 {
-		decodeConsumerProtocol(rd.schemas, version, valVals)
+	if groups && m.recordType == 2 {
+		decodeConsumerProtocol(rd.schemas, m.version, m.valVals)
 	}
 	v := append(rd.valBuf[:0], `{"version":"`...)
-	v = strconv.AppendInt(v, int64(version), 10)
+	v = strconv.AppendInt(v, int64(m.version), 10)
 	v = append(v, `","data":`...)
-	v = appendMessageJSON(v, rec.value, version, valVals)
+	v = appendMessageJSON(v, m.rec.value, m.version, m.valVals)
 	rd.valBuf = append(v, '}')
 	c.Value, c.ValueJSON = rd.valBuf, true
+}
+
+// coordinatorMessage is one coordinator record read against its schemas.
+type coordinatorMessage struct {
+	recordType int16
+	rec        coordinatorRecord
+	keyVals    []value
+	version    int16
+	valVals    []value
+	tombstone  bool
+}
+
+// coordinatorError is why a coordinator record does not decode: an unknown
+// record type (which the serde skips), or msg, CoordinatorRecordSerde's
+// exception text.
+type coordinatorError struct {
+	unknownType bool
+	recordType  int16
+	msg         string
+}
+
+func (e *coordinatorError) Error() string {
+	if e.unknownType {
+		return "unknown record type " + strconv.Itoa(int(e.recordType))
+	}
+	return e.msg
+}
+
+// readCoordinator reads a record as CoordinatorRecordSerde.deserialize
+// does: key = int16 record type + the key message (read at the record type
+// as its version, printed at version 0), value = int16 version + the value
+// message, or null for a tombstone. A value version outside the schema's
+// valid versions is refused (UnknownRecordVersionException, KAFKA-18672).
+// Bytes after either message are not looked at. The key is not nil.
+func readCoordinator(types map[int16]coordinatorRecord, key, val []byte) (*coordinatorMessage, *coordinatorError) {
+	fail := func(msg string) (*coordinatorMessage, *coordinatorError) { return nil, &coordinatorError{msg: msg} }
+	if len(key) < 2 {
+		return fail("Could not read version from key's buffer.")
+	}
+	m := &coordinatorMessage{recordType: int16(binary.BigEndian.Uint16(key))}
+	rec, ok := types[m.recordType]
+	if !ok {
+		return nil, &coordinatorError{unknownType: true, recordType: m.recordType}
+	}
+	m.rec = rec
+	var err error
+	if m.keyVals, _, err = readMessage(rec.key, m.recordType, key[2:]); err != nil {
+		return fail(couldNotRead(m.recordType, "key", err))
+	}
+	if val == nil {
+		m.tombstone = true
+		return m, nil
+	}
+	if len(val) < 2 {
+		return fail("Could not read version from value's buffer.")
+	}
+	m.version = int16(binary.BigEndian.Uint16(val))
+	if !rec.value.valid.has(m.version) {
+		return fail("Found an unknown record version " + strconv.Itoa(int(m.version)) + " for " + strconv.Itoa(int(m.recordType)) + " type")
+	}
+	if m.valVals, _, err = readMessage(rec.value, m.version, val[2:]); err != nil {
+		return fail(couldNotRead(m.version, "value", err))
+	}
+	return m, nil
 }
 
 // couldNotRead is CoordinatorRecordSerde.readMessage's exception text.
@@ -248,55 +280,79 @@ func decodeConsumerProtocol(s *decoderSchemas, version int16, vals []value) {
 }
 
 // decodeMetadata is DumpLogSegments.ClusterMetadataLogMessageParser over
-// MetadataRecordSerde (AbstractApiMessageSerde.read, readFrame): there is
-// never a key, and any error prints as the payload "Error at <offset>,
-// skipping. <message>".
+// MetadataRecordSerde (readMetadata): there is never a key, and any error
+// prints as the payload "Error at <offset>, skipping. <message>".
 func (rd *Decoder) decodeMetadata(r *format.Record) {
 	c := &rd.cur
-	fail := func(msg string) {
+	m, err := readMetadata(rd.schemas, r.Value)
+	if err != nil {
 		v := append(rd.valBuf[:0], "Error at "...)
 		v = strconv.AppendInt(v, r.Offset, 10)
-		v = append(append(v, ", skipping. "...), msg...)
+		v = append(append(v, ", skipping. "...), err.text...)
 		rd.valBuf = v
 		c.Value, c.ValueJSON = v, false
-		c.Problem = msg
-	}
-	if r.Value == nil {
-		fail("Error while reading frame version")
-		return
-	}
-	apiKey, version, body, err := readFrame(r.Value)
-	if err != nil {
-		fail(err.Error())
-		return
-	}
-	rec, known := rd.schemas.metadata[apiKey]
-	if !known {
-		fail(unknownMetadataID(apiKey).Error())
-		return
-	}
-	vals, n, err := readMessage(rec.msg, version, body)
-	if err != nil {
-		fail("Failed to deserialize record with type " + strconv.Itoa(int(apiKey)))
-		c.Problem += ": " + err.Error()
-		return
-	}
-	if n < len(body) {
-		fail(garbageAfter(len(body)-n, apiKey).Error())
+		c.Problem = err.text + err.detail
 		return
 	}
 	v := append(rd.valBuf[:0], `{"type":"`...)
-	v = append(v, rec.enum...)
+	v = append(v, m.rec.enum...)
 	v = append(v, `","version":`...)
-	v = strconv.AppendInt(v, int64(version), 10)
+	v = strconv.AppendInt(v, int64(m.version), 10)
 	v = append(v, `,"data":`...)
-	v = appendMessageJSON(v, rec.msg, version, vals)
+	v = appendMessageJSON(v, m.rec.msg, m.version, m.vals)
 	rd.valBuf = append(v, '}')
 	c.Value, c.ValueJSON = rd.valBuf, true
-	if !rec.msg.valid.has(version) {
-		c.Problem = rec.msg.name + " version " + strconv.Itoa(int(version)) + " is not one klog knows (" +
-			strconv.Itoa(int(rec.msg.valid.lo)) + "-" + strconv.Itoa(int(rec.msg.valid.hi)) + "); printed as Kafka reads it"
+	c.Problem = m.versionProblem()
+}
+
+// metadataMessage is one __cluster_metadata record read against its schema.
+type metadataMessage struct {
+	apiKey  int16
+	version int16
+	rec     metadataRecord
+	vals    []value
+}
+
+// versionProblem is the note for a version newer than the schema klog
+// knows ("" when known): the record is read as Kafka reads it.
+func (m *metadataMessage) versionProblem() string {
+	if m.rec.msg.valid.has(m.version) {
+		return ""
 	}
+	return m.rec.msg.name + " version " + strconv.Itoa(int(m.version)) + " is not one klog knows (" +
+		strconv.Itoa(int(m.rec.msg.valid.lo)) + "-" + strconv.Itoa(int(m.rec.msg.valid.hi)) + "); printed as Kafka reads it"
+}
+
+// metadataError is why a metadata record does not decode: text is what
+// kafka-dump-log prints after "Error at N, skipping. ", detail what klog
+// adds for its problem report.
+type metadataError struct{ text, detail string }
+
+func (e *metadataError) Error() string { return e.text + e.detail }
+
+// readMetadata reads a metadata record value as MetadataRecordSerde does
+// (AbstractApiMessageSerde.read, readFrame): the frame, then the message,
+// with nothing after it.
+func readMetadata(s *decoderSchemas, value []byte) (*metadataMessage, *metadataError) {
+	if value == nil {
+		return nil, &metadataError{text: "Error while reading frame version"}
+	}
+	apiKey, version, body, err := readFrame(value)
+	if err != nil {
+		return nil, &metadataError{text: err.Error()}
+	}
+	rec, known := s.metadata[apiKey]
+	if !known {
+		return nil, &metadataError{text: unknownMetadataID(apiKey).Error()}
+	}
+	vals, n, err := readMessage(rec.msg, version, body)
+	if err != nil {
+		return nil, &metadataError{text: "Failed to deserialize record with type " + strconv.Itoa(int(apiKey)), detail: ": " + err.Error()}
+	}
+	if n < len(body) {
+		return nil, &metadataError{text: garbageAfter(len(body)-n, apiKey).Error()}
+	}
+	return &metadataMessage{apiKey: apiKey, version: version, rec: rec, vals: vals}, nil
 }
 
 // decodeRemoteLog is DumpLogSegments.RemoteMetadataLogMessageParser: the
