@@ -20,6 +20,7 @@ import (
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/internaltopic"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -425,7 +426,7 @@ func (d *dumper) dumpLog(p, name string) error {
 	} else if name == "bootstrap.checkpoint" {
 		header = "KRaft bootstrap snapshot"
 	} else {
-		end, epoch, ok := parseSnapshotName(name)
+		end, epoch, ok := partition.ParseKRaftSnapshotName(name)
 		if !ok {
 			return &FatalError{Path: p, Err: errors.New("not a KRaft snapshot name (<20-digit end offset>-<10-digit epoch>.checkpoint): " + strconv.Quote(name))}
 		}
@@ -746,21 +747,6 @@ func appendGroups(b []byte, keys []string, m map[string][][2]int64, header, firs
 		}
 	}
 	return b
-}
-
-// parseSnapshotName reads <20-digit end offset>-<10-digit epoch>.checkpoint
-// (Snapshots.parse: fixed-width fields).
-func parseSnapshotName(name string) (int64, int32, bool) {
-	base := strings.TrimSuffix(name, ".checkpoint")
-	if len(base) != 31 || base[20] != '-' {
-		return 0, 0, false
-	}
-	end, err1 := strconv.ParseInt(base[:20], 10, 64)
-	epoch, err2 := strconv.ParseInt(base[21:], 10, 32)
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return end, int32(epoch), true
 }
 
 // Problem is one finding, as rendered in JSON ("type":"problem"): verify's.

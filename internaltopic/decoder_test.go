@@ -362,8 +362,9 @@ func TestDecoderStringEscaping(t *testing.T) {
 	}
 }
 
-// FuzzDecoders: no input makes a decoder panic, and what a decoder prints
-// as JSON is JSON.
+// FuzzDecoders: no input makes a decoder panic, what a decoder prints as
+// JSON is JSON, and the typed metadata reader decodes exactly what the
+// text decoder prints as JSON.
 func FuzzDecoders(f *testing.F) {
 	f.Add(uint8(0), []byte(wire{}.i16(1).str("g").str("t").i32(0)), []byte(wire{}.i16(4).i64(5).i32(2).cstr("").i64(100).uv(0)))
 	f.Add(uint8(0), []byte(wire{}.i16(5).str("g").str("m")), []byte(wire{}.i16(0).cnull().cnull().cstr("c").cstr("h").uv(1).cnull().i32(1).cnull().uv(0)))
@@ -394,10 +395,23 @@ func FuzzDecoders(f *testing.F) {
 			}
 		}
 	}
+	for _, js := range everyMetadataRecord {
+		v, err := EncodeMetadataJSON([]byte(js))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint8(2), []byte(nil), v)
+	}
 	f.Fuzz(func(t *testing.T, kind uint8, key, value []byte) {
 		rd := New(Kind(kind%5) + Offsets)
 		rd.Decode(&format.Record{Offset: 1, Key: key, Value: value})
 		c := &rd.cur
+		if rd.kind == ClusterMetadata {
+			// The typed reader and the text agree on what decodes.
+			if _, err := DecodeMetadata(value); (err == nil) != c.ValueJSON {
+				t.Fatalf("DecodeMetadata: %v, text decoder JSON %v: %s", err, c.ValueJSON, c.Value)
+			}
+		}
 		if c.KeyJSON && !json.Valid(c.Key) {
 			t.Fatalf("key is not JSON: %s", c.Key)
 		}

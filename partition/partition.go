@@ -73,6 +73,27 @@ func ParseFileName(name string) (int64, string, bool) {
 	return v, name[i:], true
 }
 
+// KRaftSnapshotSuffix ends the name of a KRaft snapshot in a
+// __cluster_metadata partition directory.
+const KRaftSnapshotSuffix = ".checkpoint"
+
+// ParseKRaftSnapshotName reads a KRaft snapshot's name,
+// <20-digit end offset>-<10-digit epoch>.checkpoint (Snapshots.parse:
+// fixed-width fields). The end offset is exclusive: the snapshot holds the
+// state of every offset below it.
+func ParseKRaftSnapshotName(name string) (endOffset int64, epoch int32, ok bool) {
+	base, found := strings.CutSuffix(name, KRaftSnapshotSuffix)
+	if !found || len(base) != 31 || base[20] != '-' {
+		return 0, 0, false
+	}
+	end, err1 := strconv.ParseInt(base[:20], 10, 64)
+	ep, err2 := strconv.ParseInt(base[21:], 10, 32)
+	if err1 != nil || err2 != nil || end < 0 || ep < 0 {
+		return 0, 0, false
+	}
+	return end, int32(ep), true
+}
+
 // ParseDirName splits "<topic>-<partition>" (the partition is the text after
 // the last dash). Directories marked -delete, -stray or -future are not
 // partitions being served and return ok=false.

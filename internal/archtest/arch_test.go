@@ -41,6 +41,7 @@ var rank = map[string]int{
 	"produce":       3,
 	"fetch":         3,
 	"tail":          4,
+	"kraft":         4,
 	"replicate":     4,
 	"inspect":       6,
 	"dump":          5,
