@@ -160,7 +160,7 @@ func (m fields) structs(name string) []fields {
 	if v == nil || v.null {
 		return nil
 	}
-	out := make([]fields, len(v.elems))
+	out := make([]fields, len(v.elems)) // non-nil: present, possibly empty
 	for i := range v.elems {
 		out[i] = fields{fs: f.fields, vals: v.elems[i].elems}
 	}
