@@ -89,7 +89,7 @@ func BenchmarkConsumerDrain(b *testing.B) {
 	dir := benchPartition(b)
 	b.SetBytes(segSize(b, dir))
 	b.ReportAllocs()
-	c, err := NewConsumer(dir, ConsumerConfig{StartOffset: -1, HighWatermark: -1})
+	c, err := NewConsumer(dir, ConsumerConfig{MaxBytes: DefaultMaxBytes, PartitionMaxBytes: DefaultPartitionMaxBytes})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -59,31 +59,24 @@ type ConsumerConfig struct {
 	// OffsetsFile is where Commit writes; default klog-consumer-offsets in
 	// the partition's log directory.
 	OffsetsFile string
-	// StartOffset is where to start, before any committed offset (klog
-	// fetch --offset) when it is above the log start offset; the zero
-	// value (and -1) start at the group's committed offset, or where Reset
-	// says. UseStartOffset starts at StartOffset whatever its value (one
-	// out of range is then reset as Reset says on the first poll).
-	StartOffset    int64
-	UseStartOffset bool
+	// StartOffset, when set, is where to start (klog fetch --offset),
+	// before any committed offset; one out of range is reset as Reset
+	// says on the first poll. Nil starts at the group's committed offset,
+	// or where Reset says.
+	StartOffset *int64
 	// Reset is auto.offset.reset: where to go when there is no committed
 	// offset, or when the position is out of range (retention deleted it,
 	// the log was truncated). The zero value is ResetEarliest.
-	Reset             OffsetReset
+	Reset OffsetReset
+	// MaxBytes and PartitionMaxBytes are the fetch's byte limits, as
+	// given, 0 included (Request); Kafka's consumer defaults are
+	// DefaultMaxBytes and DefaultPartitionMaxBytes.
 	MaxBytes          int32
 	PartitionMaxBytes int32
-	// ExactBytes takes MaxBytes and PartitionMaxBytes as given, 0
-	// included (Request.ExactBytes).
-	ExactBytes      bool
-	MinBytes        int32
-	MaxWait         time.Duration
-	Isolation       Isolation
-	NoMinOneMessage bool
-	// HighWatermark overrides the log's when > 0 (the zero value, and -1,
-	// use the log's), or whatever its value (0 too) when
-	// OverrideHighWatermark is set.
-	HighWatermark         int64
-	OverrideHighWatermark bool
+	MinBytes          int32
+	MaxWait           time.Duration
+	Isolation         Isolation
+	NoMinOneMessage   bool
 }
 
 // OffsetReset is the consumer's auto.offset.reset.
@@ -118,12 +111,15 @@ func ParseOffsetReset(s string) (OffsetReset, error) {
 var ErrNoOffset = errors.New("no committed offset for the partition and the reset policy is none")
 
 // Consumer reads one partition: position (the next offset to read), high
-// watermark and lag, as in the reference text. Not safe for concurrent use.
+// watermark and lag, as in the reference text. The bound of its reads is
+// the partition model's high watermark (set one with
+// partition.Log.SetHighWatermark). Not safe for concurrent use.
 type Consumer struct {
-	log      *Log
+	log      *partition.Log
 	cfg      ConsumerConfig
 	position int64
 	hw       int64
+	frame    []byte
 	rr       format.RecordReader
 	rec      format.Record
 	pending  []pending
@@ -133,7 +129,9 @@ type Consumer struct {
 	arena   []byte
 	hdrs    []format.Header
 	aborted map[int64]bool
-	watch   *watcher
+	// follow keeps the log current for long polls when nothing else
+	// does.
+	follow *partition.Follower
 	// endOfWhole is the offset after the last whole batch of the last
 	// response.
 	endOfWhole int64
@@ -144,26 +142,33 @@ type pending struct {
 	after int64 // position once this record is consumed
 }
 
-// NewConsumer opens dir and positions the consumer at the group's committed
-// offset, or cfg.StartOffset, or the log start.
+// NewConsumer opens the partition directory dir and reads it with
+// NewLogConsumer.
 func NewConsumer(dir string, cfg ConsumerConfig) (*Consumer, error) {
-	l, err := Open(dir)
+	l, err := partition.OpenLog(dir, partition.LogOptions{})
 	if err != nil {
 		return nil, err
 	}
+	return NewLogConsumer(l, cfg)
+}
+
+// NewLogConsumer reads the partition l, positioned at cfg.StartOffset, or
+// the group's committed offset, or as cfg.Reset says.
+func NewLogConsumer(l *partition.Log, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.OffsetsFile == "" {
-		cfg.OffsetsFile = filepath.Join(filepath.Dir(filepath.Clean(dir)), "klog-consumer-offsets")
+		cfg.OffsetsFile = filepath.Join(filepath.Dir(filepath.Clean(l.Dir())), "klog-consumer-offsets")
 	}
-	c := &Consumer{log: l, cfg: cfg, position: l.LogStartOffset(), hw: l.HighWatermark(), aborted: map[int64]bool{}}
-	if cfg.OverrideHighWatermark || cfg.HighWatermark > 0 {
-		c.hw = max(0, min(cfg.HighWatermark, l.LogEndOffset()))
+	o, err := l.Offsets()
+	if err != nil {
+		return nil, err
 	}
-	if cfg.UseStartOffset || cfg.StartOffset > c.position {
-		c.position = cfg.StartOffset
+	c := &Consumer{log: l, cfg: cfg, position: o.LogStartOffset, hw: o.HighWatermark, aborted: map[int64]bool{}}
+	if cfg.StartOffset != nil {
+		c.position = *cfg.StartOffset
 		return c, nil
 	}
 	if cfg.Group != "" {
-		if off, ok, err := ReadCommittedOffset(cfg.OffsetsFile, cfg.Group, l.topic, l.part); err != nil {
+		if off, ok, err := ReadCommittedOffset(cfg.OffsetsFile, cfg.Group, l.Topic(), l.Partition()); err != nil {
 			return nil, err
 		} else if ok {
 			c.position = off
@@ -184,9 +189,13 @@ func (c *Consumer) reset() error {
 	case ResetNone:
 		return ErrNoOffset
 	case ResetLatest:
-		c.position = c.hw
+		o, err := c.log.Offsets()
+		if err != nil {
+			return err
+		}
+		c.hw, c.position = o.HighWatermark, o.HighWatermark
 		if c.cfg.Isolation == ReadCommitted {
-			c.position = c.log.LastStableOffset(c.hw)
+			c.position = o.LastStableOffset
 		}
 	default:
 		c.position = c.log.LogStartOffset()
@@ -196,7 +205,7 @@ func (c *Consumer) reset() error {
 }
 
 // Log is the partition being read.
-func (c *Consumer) Log() *Log { return c.log }
+func (c *Consumer) Log() *partition.Log { return c.log }
 
 // Position is the next offset to read.
 func (c *Consumer) Position() int64 { return c.position }
@@ -210,19 +219,17 @@ func (c *Consumer) Lag() int64 { return max(0, c.hw-c.position) }
 // SetPosition moves the position.
 func (c *Consumer) SetPosition(offset int64) { c.position, c.pending = offset, c.pending[:0] }
 
-// Close releases the directory watch.
+// Close stops following the partition.
 func (c *Consumer) Close() error {
-	if c.watch != nil {
-		return c.watch.close()
+	if c.follow != nil {
+		return c.follow.Close()
 	}
 	return nil
 }
 
 func (c *Consumer) request() Request {
 	return Request{FetchOffset: c.position, MaxBytes: c.cfg.MaxBytes, PartitionMaxBytes: c.cfg.PartitionMaxBytes,
-		MinBytes: c.cfg.MinBytes, MaxWait: c.cfg.MaxWait.Milliseconds(), Isolation: c.cfg.Isolation,
-		NoMinOneMessage: c.cfg.NoMinOneMessage, HighWatermark: c.cfg.HighWatermark,
-		OverrideHighWatermark: c.cfg.OverrideHighWatermark, ExactBytes: c.cfg.ExactBytes}
+		MinBytes: c.cfg.MinBytes, MaxWait: c.cfg.MaxWait, Isolation: c.cfg.Isolation, NoMinOneMessage: c.cfg.NoMinOneMessage}
 }
 
 // Poll fetches from the position (long-polling when MinBytes and MaxWait are
@@ -262,60 +269,81 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, *Fetched, error) {
 }
 
 func (c *Consumer) fetch(ctx context.Context) (*Fetched, error) {
-	if err := c.log.Refresh(); err != nil {
-		return nil, err
+	if !c.log.KeptCurrent() {
+		// Nothing follows the partition for us (yet): read what was
+		// appended since the last poll.
+		if err := c.log.Refresh(); err != nil {
+			return nil, err
+		}
 	}
 	req := c.request()
-	f, err := c.log.Read(req)
-	if err == nil && req.MaxWait > 0 && int64(len(f.Frame)) < int64(req.MinBytes) {
-		f, err = c.longPoll(ctx, req)
+	f, err := Read(c.log, req, c.frame)
+	if err == nil && req.MaxWait > 0 && f.Size < int64(req.MinBytes) {
+		if c.follow == nil && !c.log.KeptCurrent() {
+			if c.follow, err = follow(c.log); err != nil {
+				return nil, err
+			}
+		}
+		f, err = longPoll(ctx, c.log, c.follow, req, c.frame)
 	}
 	if f != nil {
 		c.hw = f.HighWatermark
+		if f.Frame != nil {
+			c.frame = f.Frame[:0]
+		}
 	}
 	return f, err
 }
 
-// longPoll parks the fetch until MinBytes are available or MaxWait expires,
-// waking on changes to the partition directory (and the log dir, where the
-// high watermark checkpoint is rewritten) instead of sleeping in a loop.
-func (c *Consumer) longPoll(ctx context.Context, req Request) (*Fetched, error) {
-	if c.watch == nil {
-		w, err := newWatcher(c.log.dir)
-		if err != nil {
-			return nil, err
-		}
-		c.watch = w
-	}
-	return longPoll(ctx, c.log, c.watch, req)
-}
-
-// LongPoll serves req, waiting up to req.MaxWait for req.MinBytes.
-func (l *Log) LongPoll(ctx context.Context, req Request) (*Fetched, error) {
-	f, err := l.Read(req)
-	if err != nil || req.MaxWait <= 0 || int64(len(f.Frame)) >= int64(req.MinBytes) {
-		return f, err
-	}
-	w, err := newWatcher(l.dir)
+// follow starts a Follower of l alone.
+func follow(l *partition.Log) (*partition.Follower, error) {
+	fo, err := partition.NewFollower()
 	if err != nil {
 		return nil, err
 	}
-	defer w.close()
-	return longPoll(ctx, l, w, req)
+	if err := fo.Add(l); err != nil {
+		fo.Close()
+		return nil, err
+	}
+	return fo, nil
 }
 
-func longPoll(ctx context.Context, l *Log, w *watcher, req Request) (*Fetched, error) {
-	deadline := time.NewTimer(time.Duration(req.MaxWait) * time.Millisecond)
-	defer deadline.Stop()
-	w.drain()
-	for {
-		// Re-read after arming the watch so an append between the first
-		// read and the watch is not missed.
-		if err := l.Refresh(); err != nil {
+// LongPoll serves req from l, waiting up to req.MaxWait for req.MinBytes:
+// it parks on l's waiters, so it wakes when l changes and for nothing else.
+// l is kept current by its writer in this process or a partition.Follower;
+// when nothing does, LongPoll follows it for the time of the wait.
+func LongPoll(ctx context.Context, l *partition.Log, req Request, buf []byte) (*Fetched, error) {
+	f, err := Read(l, req, buf)
+	if err != nil || req.MaxWait <= 0 || f.Size >= int64(req.MinBytes) {
+		return f, err
+	}
+	var fo *partition.Follower
+	if !l.KeptCurrent() {
+		if fo, err = follow(l); err != nil {
 			return nil, err
 		}
-		f, err := l.Read(req)
-		if err != nil || int64(len(f.Frame)) >= int64(req.MinBytes) {
+		defer fo.Close()
+	}
+	return longPoll(ctx, l, fo, req, buf)
+}
+
+// longPoll waits on l's changes until MinBytes are there or MaxWait has
+// passed; fo, when not nil, is the Follower whose errors end the wait.
+func longPoll(ctx context.Context, l *partition.Log, fo *partition.Follower, req Request, buf []byte) (*Fetched, error) {
+	deadline := time.NewTimer(req.MaxWait)
+	defer deadline.Stop()
+	w := partition.NewWaiter()
+	defer w.Stop()
+	w.Add(l)
+	var errs <-chan error
+	if fo != nil {
+		errs = fo.Errors()
+	}
+	for {
+		// Read after arming the wait, so that an append between the
+		// first read and the wait is not missed.
+		f, err := Read(l, req, buf)
+		if err != nil || f.Size >= int64(req.MinBytes) {
 			return f, err
 		}
 		select {
@@ -323,9 +351,12 @@ func longPoll(ctx context.Context, l *Log, w *watcher, req Request) (*Fetched, e
 			return f, ctx.Err()
 		case <-deadline.C:
 			return f, nil
-		case <-w.events:
-		case err := <-w.errs:
-			return f, err
+		case <-w.C():
+		case err, ok := <-errs:
+			if ok {
+				return f, err
+			}
+			errs = nil
 		}
 	}
 }
@@ -470,7 +501,7 @@ func (c *Consumer) Commit() error {
 	if c.cfg.Group == "" {
 		return errors.New("fetch: Commit needs a consumer group")
 	}
-	return WriteCommittedOffset(c.cfg.OffsetsFile, c.cfg.Group, c.log.topic, c.log.part, c.position)
+	return WriteCommittedOffset(c.cfg.OffsetsFile, c.cfg.Group, c.log.Topic(), c.log.Partition(), c.position)
 }
 
 // ReadCommittedOffset returns a group's committed offset for a partition from an

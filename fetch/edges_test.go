@@ -16,10 +16,7 @@ import (
 func TestByteLimitBoundaries(t *testing.T) {
 	t.Parallel()
 	dir, rs := build(t, []int{10, 10, 10}, 100, produce.Options{})
-	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := open(t, dir)
 	s0, s1 := rs[0].Size, rs[1].Size
 	cases := []struct {
 		name        string
@@ -42,7 +39,7 @@ func TestByteLimitBoundaries(t *testing.T) {
 		{"the smaller of the two limits wins", 1 << 20, int32(s0 + s1), false, s0 + s1, false, 0},
 	}
 	for _, c := range cases {
-		f, err := l.Read(Request{FetchOffset: 0, MaxBytes: c.max, PartitionMaxBytes: c.part, ExactBytes: true, NoMinOneMessage: c.noMinOne})
+		f, err := Read(l, Request{FetchOffset: 0, MaxBytes: c.max, PartitionMaxBytes: c.part, NoMinOneMessage: c.noMinOne}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -52,30 +49,35 @@ func TestByteLimitBoundaries(t *testing.T) {
 	}
 }
 
-// TestZeroValuesAreDefaults: Request{FetchOffset: 0} reads to the log's
-// high watermark, ConsumerConfig{} starts at the log start.
-func TestZeroValuesAreDefaults(t *testing.T) {
+// TestZeroValues: the zero values are what a request on the wire with
+// zeros means, not a trap: Request{} reads the first batch whole (a limit of
+// 0 bytes, KIP-74) up to the log's high watermark, and ConsumerConfig{}
+// starts at the log start and reads every record, a batch a poll.
+func TestZeroValues(t *testing.T) {
 	t.Parallel()
 	dir, rs := build(t, []int{10, 10}, 100, produce.Options{})
-	l, err := Open(dir)
+	l := open(t, dir)
+	f, err := Read(l, Request{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := l.Read(Request{FetchOffset: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if int64(len(f.Frame)) != rs[0].Size+rs[1].Size {
-		t.Errorf("Request{FetchOffset: 0}: %d bytes, want every batch (%d)", len(f.Frame), rs[0].Size+rs[1].Size)
+	if int64(len(f.Frame)) != rs[0].Size || f.HighWatermark != 20 {
+		t.Errorf("Request{}: %d bytes, high watermark %d; want the first batch (%d), 20", len(f.Frame), f.HighWatermark, rs[0].Size)
 	}
 	c, err := NewConsumer(dir, ConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	recs, _, err := c.Poll(context.Background())
-	if err != nil || len(recs) != 20 || recs[0].Offset != 0 {
-		t.Errorf("ConsumerConfig{}: %d records from %v, err %v; want 20 from offset 0", len(recs), firstOffset(recs), err)
+	var got []int64
+	for r, err := range c.Records(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Offset)
+	}
+	if len(got) != 20 || got[0] != 0 || got[19] != 19 {
+		t.Errorf("ConsumerConfig{}: offsets %v; want 0..19", got)
 	}
 }
 
@@ -130,7 +132,7 @@ func TestResetAfterRetention(t *testing.T) {
 		cons.Close()
 	}
 	// --offset overrides the commit.
-	cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", OffsetsFile: offsets, StartOffset: 15, UseStartOffset: true})
+	cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", OffsetsFile: offsets, StartOffset: ptr(15)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,8 @@ import (
 // A Consumer reads a partition directory as a Kafka consumer reads a
 // partition through a broker: bounded by the high watermark (here the log
 // end offset: the log dir has no replication-offset-checkpoint), with
-// position and lag. The zero ConsumerConfig starts at the log start.
+// position and lag. The consumer starts at the log start, with Kafka's
+// consumer defaults for the byte limits.
 func ExampleConsumer() {
 	tmp, _ := os.MkdirTemp("", "klog-example")
 	defer os.RemoveAll(tmp)
@@ -26,7 +27,7 @@ func ExampleConsumer() {
 	a.Append(&produce.Batch{ProducerID: -1, Records: []format.Record{{Value: []byte("a")}, {Value: []byte("b")}}})
 	a.Close()
 
-	c, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{})
+	c, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})
 	if err != nil {
 		panic(err)
 	}

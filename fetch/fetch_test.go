@@ -12,10 +12,46 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 )
 
 var fixedNow = func() time.Time { return time.UnixMilli(1700000000000) }
+
+// open opens the partition model of dir.
+func open(t testing.TB, dir string) *partition.Log {
+	t.Helper()
+	l, err := partition.OpenLog(dir, partition.LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// dflt gives a request, or a consumer, that sets no byte limit the
+// consumer defaults (fetch.max.bytes, max.partition.fetch.bytes), as the
+// cases of these tests were written for.
+func dflt(r Request) Request {
+	if r.MaxBytes == 0 {
+		r.MaxBytes = DefaultMaxBytes
+	}
+	if r.PartitionMaxBytes == 0 {
+		r.PartitionMaxBytes = DefaultPartitionMaxBytes
+	}
+	return r
+}
+
+func dfltc(c ConsumerConfig) ConsumerConfig {
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.PartitionMaxBytes == 0 {
+		c.PartitionMaxBytes = DefaultPartitionMaxBytes
+	}
+	return c
+}
+
+func ptr(v int64) *int64 { return &v }
 
 // build appends batches of n records each (value size vsize) to a new
 // partition and returns its directory and the batch sizes.
@@ -49,37 +85,38 @@ func TestBrokerRules(t *testing.T) {
 	t.Parallel()
 	// Three batches of 10 records of 100 bytes: offsets 0-9, 10-19, 20-29.
 	dir, rs := build(t, []int{10, 10, 10}, 100, produce.Options{})
-	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	size := func(i int) int64 { return rs[i].Size }
 	total := size(0) + size(1) + size(2)
 	cases := []struct {
 		rule      string
 		req       Request
+		hw        int64 // a high watermark set on the model, -1 none
 		frame     int64
 		truncated bool
 		cutBytes  int64
 		err       error
 	}{
-		{"reads every batch up to the high watermark", Request{FetchOffset: 0, HighWatermark: -1}, total, false, 0, nil},
-		{"KIP-74: first batch whole above max bytes", Request{FetchOffset: 0, PartitionMaxBytes: 10, HighWatermark: -1}, size(0), false, 0, nil},
-		{"raw slice cut inside the second batch", Request{FetchOffset: 0, PartitionMaxBytes: int32(size(0) + 50), HighWatermark: -1}, size(0) + 50, true, size(1), nil},
-		{"response max bytes applies too", Request{FetchOffset: 0, MaxBytes: int32(size(0) + 50), HighWatermark: -1}, size(0) + 50, true, size(1), nil},
-		{"fetch offset inside a batch returns the batch from its start", Request{FetchOffset: 15, HighWatermark: -1}, size(1) + size(2), false, 0, nil},
-		{"consumer bounded by a high watermark below the log end", Request{FetchOffset: 0, HighWatermark: 20, OverrideHighWatermark: true}, size(0) + size(1), false, 0, nil},
-		{"follower reads to the log end past the high watermark", Request{FetchOffset: 0, HighWatermark: 10, OverrideHighWatermark: true, Replica: true}, total, false, 0, nil},
-		{"fetch at the high watermark is empty", Request{FetchOffset: 20, HighWatermark: 20, OverrideHighWatermark: true}, 0, false, 0, nil},
-		{"fetch between high watermark and log end is empty", Request{FetchOffset: 25, HighWatermark: 20, OverrideHighWatermark: true}, 0, false, 0, nil},
-		{"fetch at the log end is empty", Request{FetchOffset: 30, HighWatermark: -1}, 0, false, 0, nil},
-		{"fetch past the log end is out of range", Request{FetchOffset: 31, HighWatermark: -1}, 0, false, 0, ErrOffsetOutOfRange},
-		{"fetch below the log start is out of range", Request{FetchOffset: -1, HighWatermark: -1}, 0, false, 0, ErrOffsetOutOfRange},
-		{"KIP-74 off: the slice is cut inside the first batch", Request{FetchOffset: 0, PartitionMaxBytes: 10, NoMinOneMessage: true, HighWatermark: -1}, 10, true, size(0), nil},
+		{"reads every batch up to the high watermark", Request{FetchOffset: 0}, -1, total, false, 0, nil},
+		{"KIP-74: first batch whole above max bytes", Request{FetchOffset: 0, PartitionMaxBytes: 10}, -1, size(0), false, 0, nil},
+		{"raw slice cut inside the second batch", Request{FetchOffset: 0, PartitionMaxBytes: int32(size(0) + 50)}, -1, size(0) + 50, true, size(1), nil},
+		{"response max bytes applies too", Request{FetchOffset: 0, MaxBytes: int32(size(0) + 50)}, -1, size(0) + 50, true, size(1), nil},
+		{"fetch offset inside a batch returns the batch from its start", Request{FetchOffset: 15}, -1, size(1) + size(2), false, 0, nil},
+		{"consumer bounded by a high watermark below the log end", Request{FetchOffset: 0}, 20, size(0) + size(1), false, 0, nil},
+		{"follower reads to the log end past the high watermark", Request{FetchOffset: 0, Replica: true}, 10, total, false, 0, nil},
+		{"fetch at the high watermark is empty", Request{FetchOffset: 20}, 20, 0, false, 0, nil},
+		{"fetch between high watermark and log end is empty", Request{FetchOffset: 25}, 20, 0, false, 0, nil},
+		{"fetch at the log end is empty", Request{FetchOffset: 30}, -1, 0, false, 0, nil},
+		{"fetch past the log end is out of range", Request{FetchOffset: 31}, -1, 0, false, 0, ErrOffsetOutOfRange},
+		{"fetch below the log start is out of range", Request{FetchOffset: -1}, -1, 0, false, 0, ErrOffsetOutOfRange},
+		{"KIP-74 off: the slice is cut inside the first batch", Request{FetchOffset: 0, PartitionMaxBytes: 10, NoMinOneMessage: true}, -1, 10, true, size(0), nil},
 	}
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
-			f, err := l.Read(c.req)
+			l := open(t, dir)
+			if c.hw >= 0 {
+				l.SetHighWatermark(c.hw)
+			}
+			f, err := Read(l, dflt(c.req), nil)
 			if !errors.Is(err, c.err) {
 				t.Fatalf("err %v, want %v", err, c.err)
 			}
@@ -122,11 +159,8 @@ func TestReadCommitted(t *testing.T) {
 	mustAppend(&produce.Batch{Records: rec("plain-7"), ProducerID: -1})                    // 7
 	a.Close()
 
-	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := l.Read(Request{FetchOffset: 0, Isolation: ReadCommitted, HighWatermark: -1})
+	l := open(t, dir)
+	f, err := Read(l, dflt(Request{FetchOffset: 0, Isolation: ReadCommitted}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +170,7 @@ func TestReadCommitted(t *testing.T) {
 	if len(f.AbortedTransactions) != 1 || f.AbortedTransactions[0] != (AbortedTransaction{ProducerID: 5, FirstOffset: 1}) {
 		t.Errorf("aborted transactions %v", f.AbortedTransactions)
 	}
-	c, err := NewConsumer(dir, ConsumerConfig{Isolation: ReadCommitted, StartOffset: -1, HighWatermark: -1})
+	c, err := NewConsumer(dir, dfltc(ConsumerConfig{Isolation: ReadCommitted}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +188,7 @@ func TestReadCommitted(t *testing.T) {
 		t.Errorf("position %d, want the LSO 6", c.Position())
 	}
 	// read_uncommitted sees everything that is not a marker.
-	c2, _ := NewConsumer(dir, ConsumerConfig{StartOffset: -1, HighWatermark: -1})
+	c2, _ := NewConsumer(dir, dfltc(ConsumerConfig{}))
 	got = got[:0]
 	for r, err := range c2.Records(context.Background()) {
 		if err != nil {
@@ -166,7 +200,7 @@ func TestReadCommitted(t *testing.T) {
 		t.Errorf("read_uncommitted saw %v", got)
 	}
 	// A read_committed fetch at the LSO is empty with an empty list.
-	f, _ = l.Read(Request{FetchOffset: 6, Isolation: ReadCommitted, HighWatermark: -1})
+	f, _ = Read(l, dflt(Request{FetchOffset: 6, Isolation: ReadCommitted}), nil)
 	if len(f.Frame) != 0 || f.AbortedTransactions == nil {
 		t.Errorf("fetch at LSO: frame %d, aborted %v", len(f.Frame), f.AbortedTransactions)
 	}
@@ -193,7 +227,7 @@ func TestConsumerRandomMaxBytes(t *testing.T) {
 	dir, res := build(t, sizes, 50, produce.Options{SegmentBytes: 4000})
 	leo := res[len(res)-1].LastOffset + 1
 	for seed := uint64(0); seed < 5; seed++ {
-		c, err := NewConsumer(dir, ConsumerConfig{StartOffset: -1, HighWatermark: -1})
+		c, err := NewConsumer(dir, dfltc(ConsumerConfig{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +258,7 @@ func TestConsumerRandomMaxBytes(t *testing.T) {
 func TestRecordExceedsMaxBytes(t *testing.T) {
 	t.Parallel()
 	dir, res := build(t, []int{1, 1}, 5000, produce.Options{})
-	c, err := NewConsumer(dir, ConsumerConfig{StartOffset: -1, HighWatermark: -1, PartitionMaxBytes: 1000, NoMinOneMessage: true})
+	c, err := NewConsumer(dir, dfltc(ConsumerConfig{PartitionMaxBytes: 1000, NoMinOneMessage: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +284,7 @@ func TestCorruptRecordError(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	data[res[1].Position+70] ^= 0xff
 	os.WriteFile(p, data, 0o644)
-	c, _ := NewConsumer(dir, ConsumerConfig{StartOffset: -1, HighWatermark: -1})
+	c, _ := NewConsumer(dir, dfltc(ConsumerConfig{}))
 	var got []int64
 	var cerr *CorruptRecordError
 	for r, err := range c.Records(context.Background()) {
@@ -273,7 +307,7 @@ func TestCorruptRecordError(t *testing.T) {
 func TestRecordsStopEarlyLosesNothing(t *testing.T) {
 	t.Parallel()
 	dir, _ := build(t, []int{5, 5}, 10, produce.Options{})
-	c, _ := NewConsumer(dir, ConsumerConfig{StartOffset: -1, HighWatermark: -1, Group: "g1"})
+	c, _ := NewConsumer(dir, dfltc(ConsumerConfig{Group: "g1"}))
 	n := 0
 	for _, err := range c.Records(context.Background()) {
 		if err != nil {
@@ -290,7 +324,7 @@ func TestRecordsStopEarlyLosesNothing(t *testing.T) {
 	if err := c.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := NewConsumer(dir, ConsumerConfig{StartOffset: -1, HighWatermark: -1, Group: "g1"})
+	c2, err := NewConsumer(dir, dfltc(ConsumerConfig{Group: "g1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +344,7 @@ func TestRecordsStopEarlyLosesNothing(t *testing.T) {
 func TestLongPoll(t *testing.T) {
 	t.Parallel()
 	dir, _ := build(t, []int{1}, 10, produce.Options{})
-	c, err := NewConsumer(dir, ConsumerConfig{StartOffset: 1, UseStartOffset: true, HighWatermark: -1, MinBytes: 1 << 20, MaxWait: 300 * time.Millisecond})
+	c, err := NewConsumer(dir, dfltc(ConsumerConfig{StartOffset: ptr(1), MinBytes: 1 << 20, MaxWait: 300 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,10 +43,7 @@ func TestListOffsetsIsolation(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(logDir, partition.ReplicationCheckpoint), cp, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := open(t, dir)
 	cases := []struct {
 		target int64
 		iso    Isolation
@@ -65,7 +62,7 @@ func TestListOffsetsIsolation(t *testing.T) {
 		{ts + 41, ReadUncommitted, -1}, // no record
 	}
 	for _, c := range cases {
-		r, err := l.ListOffsets(c.target, c.iso, partition.IndexesAsFound)
+		r, err := ListOffsets(l, c.target, c.iso)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -216,8 +217,11 @@ func (e *LookupError) Error() string {
 
 func (e *LookupError) Unwrap() error { return e.Err }
 
-// ErrNoSegment is a partition directory holding no log segment.
+// ErrNoSegment is a partition directory holding no log segment; the error
+// OpenLog returns says which ("<dir> holds no log segment").
 var ErrNoSegment = errors.New("holds no log segment")
+
+func noSegment(dir string) error { return fmt.Errorf("%s %w", dir, ErrNoSegment) }
 
 // OpenLog opens the partition directory dir. Segments without a .log are
 // ignored, as the broker deletes their index files. The producer state is
@@ -275,7 +279,7 @@ func (l *Log) load() error {
 		segs = append(segs, ls)
 	}
 	if len(segs) == 0 {
-		return &fs.PathError{Op: "open", Path: l.path, Err: ErrNoSegment}
+		return noSegment(l.path)
 	}
 	l.segs = segs
 	for _, s := range segs {
@@ -549,6 +553,14 @@ func (l *Log) Segments() []LogSegment {
 	return out
 }
 
+// KeptCurrent reports whether something keeps l current without Refresh:
+// a writer in this process, or a Follower.
+func (l *Log) KeptCurrent() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writer || l.followed
+}
+
 // Refresh reads again what may have changed on disk: new segments and the
 // bytes appended to the active one, the leader-epoch-checkpoint and the log
 // dir's checkpoints. A Log a Follower keeps current, or one with a writer
@@ -779,7 +791,7 @@ func (l *Log) relist() error {
 		}
 	}
 	if len(segs) == 0 {
-		return &fs.PathError{Op: "open", Path: l.path, Err: ErrNoSegment}
+		return noSegment(l.path)
 	}
 	held := l.segs
 	first := 0

@@ -97,7 +97,7 @@ type Broker struct {
 	epoch   int32
 	Dir     string
 	app     *produce.Appender
-	log     *fetch.Log
+	log     *partition.Log
 	hw      int64
 	alive   bool
 	writing bool // fetched records not yet acknowledged by a later fetch
@@ -564,7 +564,7 @@ func (c *Cluster) followerFetch(b *Broker) (records, first int64, err error) {
 // readFor reads from the leader for a follower at offset.
 func (c *Cluster) readFor(offset int64, maxBytes int32) ([]byte, error) {
 	if c.leader.log == nil {
-		l, err := fetch.Open(c.leader.Dir)
+		l, err := partition.OpenLog(c.leader.Dir, partition.LogOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -572,12 +572,14 @@ func (c *Cluster) readFor(offset int64, maxBytes int32) ([]byte, error) {
 	} else if err := c.leader.log.Refresh(); err != nil {
 		return nil, err
 	}
-	f, err := c.leader.log.Read(fetch.Request{FetchOffset: offset, PartitionMaxBytes: maxBytes, MaxBytes: maxBytes, Replica: true, HighWatermark: -1})
+	f, err := fetch.Read(c.leader.log, fetch.Request{FetchOffset: offset, PartitionMaxBytes: maxBytes, MaxBytes: maxBytes, Replica: true}, c.buf[:0])
 	if err != nil {
 		return nil, err
 	}
-	c.buf = append(c.buf[:0], f.Frame...)
-	return c.buf, nil
+	if f.Frame != nil {
+		c.buf = f.Frame
+	}
+	return f.Frame, nil
 }
 
 // appendFrame appends the whole batches of a fetched frame.

@@ -188,7 +188,7 @@ func TestSlowFollower(t *testing.T) {
 	for i := 0; i < 60; i++ { // let broker 3 reach its first slow turn
 		c.Step()
 	}
-	cons, err := fetch.NewConsumer(c.Leader().Dir, fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1})
+	cons, err := fetch.NewConsumer(c.Leader().Dir, fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,12 @@ func TestLeaderCrash(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		c.Step()
 	}
-	cons, _ := fetch.NewConsumer(c.Broker(old).Dir, fetch.ConsumerConfig{HighWatermark: c.HighWatermark(), OverrideHighWatermark: true})
+	l, err := partition.OpenLog(c.Broker(old).Dir, partition.LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetHighWatermark(c.HighWatermark())
+	cons, _ := fetch.NewLogConsumer(l, fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})
 	var values []string
 	for r, err := range cons.Records(context.Background()) {
 		if err != nil {

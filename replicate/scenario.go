@@ -170,7 +170,8 @@ func (r *scenarioRun) tick(ctx context.Context, t int) error {
 func (r *scenarioRun) consumeStep() error {
 	c := r.c
 	if r.cons == nil {
-		cons, err := fetch.NewConsumer(c.Leader().Dir, fetch.ConsumerConfig{Group: r.sc.Group, StartOffset: -1, HighWatermark: -1})
+		cons, err := fetch.NewConsumer(c.Leader().Dir, fetch.ConsumerConfig{Group: r.sc.Group,
+			MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})
 		if err != nil {
 			return err
 		}
@@ -331,8 +332,8 @@ type readEvent struct {
 }
 
 func startReader(ctx context.Context, dir, group string) (*reader, error) {
-	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{Group: group, StartOffset: -1, HighWatermark: -1,
-		MinBytes: 1, MaxWait: 500 * time.Millisecond})
+	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{Group: group, MaxBytes: fetch.DefaultMaxBytes,
+		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, MinBytes: 1, MaxWait: 500 * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}

@@ -157,16 +157,16 @@ func (cn *conn) readAll(r *kmsg.FetchRequest, iso fetch.Isolation, parts []fetch
 	return parts
 }
 
-// read runs fetch's Log.Read under the partition lock. A writable
-// partition's high watermark is its log end after our own appends.
+// read runs fetch's read rules over the partition model under the
+// partition lock. A writable partition's high watermark is its log end
+// after our own appends.
 func (p *part) read(req fetch.Request) (*fetch.Fetched, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.refresh(); err != nil {
 		return nil, err
 	}
-	req.HighWatermark = p.hw
-	return p.log.Read(req)
+	return fetch.Read(p.log, req, nil)
 }
 
 // writeFetch encodes a Fetch response v4-v12 around the partitions' file

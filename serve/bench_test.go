@@ -17,6 +17,7 @@ import (
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -146,7 +147,7 @@ func drainKgo(b *testing.B, addr string, n int64, part int32) *drainStats {
 // inProcessDrain drains records [0, n) with package fetch's consumer, as
 // `klog fetch` reads the partition: the in-process baseline.
 func inProcessDrain(b *testing.B, dir string, n int64, part int32) {
-	c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1,
+	c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes,
 		OffsetsFile: filepath.Join(b.TempDir(), "o"), PartitionMaxBytes: part})
 	if err != nil {
 		b.Fatal(err)
@@ -496,8 +497,8 @@ func loadKfake(b *testing.B, addr, dir string, batchBytes int32) {
 		b.Fatal(err)
 	}
 	defer cl.Close()
-	c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{StartOffset: -1, HighWatermark: -1,
-		OffsetsFile: filepath.Join(b.TempDir(), "o")})
+	c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes,
+		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, OffsetsFile: filepath.Join(b.TempDir(), "o")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -533,7 +534,7 @@ func BenchmarkFetchLocate(b *testing.B) {
 	dir, n, _ := benchLogDir(b)
 	s, _ := startServer(b, Config{LogDir: dir})
 	sp := s.lookup("bench", 0)
-	req := fetch.Request{HighWatermark: -1, PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, MaxBytes: fetch.DefaultMaxBytes, Locate: true}
+	req := fetch.Request{PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, MaxBytes: fetch.DefaultMaxBytes, Locate: true}
 	b.SetBytes(int64(fetch.DefaultPartitionMaxBytes))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -558,13 +559,13 @@ func BenchmarkFetchLocate(b *testing.B) {
 // fetch, partition max bytes as the consumers ask): kgo's decoding of them
 // with no network and no server is the client's ceiling.
 func decodeFrames(b *testing.B, dir string, n int64, part int32) []kmsg.FetchResponseTopicPartition {
-	l, err := fetch.Open(filepath.Join(dir, "bench-0"))
+	l, err := partition.OpenLog(filepath.Join(dir, "bench-0"), partition.LogOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var frames []kmsg.FetchResponseTopicPartition
 	for off := int64(0); off < n; {
-		f, err := l.Read(fetch.Request{FetchOffset: off, HighWatermark: -1, PartitionMaxBytes: part})
+		f, err := fetch.Read(l, fetch.Request{FetchOffset: off, MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: part}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -199,7 +199,8 @@ func dumpRecords(t testing.TB, partDir string) []rec {
 // records `klog fetch` prints) at an isolation level.
 func fetchRecords(t testing.TB, partDir string, iso fetch.Isolation) []rec {
 	t.Helper()
-	c, err := fetch.NewConsumer(partDir, fetch.ConsumerConfig{StartOffset: -1, Isolation: iso, HighWatermark: -1, OffsetsFile: filepath.Join(t.TempDir(), "o")})
+	c, err := fetch.NewConsumer(partDir, fetch.ConsumerConfig{Isolation: iso, MaxBytes: fetch.DefaultMaxBytes,
+		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, OffsetsFile: filepath.Join(t.TempDir(), "o")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
@@ -132,7 +131,7 @@ type part struct {
 	dir   string
 
 	mu    sync.Mutex
-	log   *fetch.Log
+	log   *partition.Log
 	dirty bool // something changed the directory: Refresh before reading
 	app   *produce.Appender
 	hw    int64 // the high watermark after our own appends, else -1
@@ -263,12 +262,15 @@ func (s *Server) openPart(name string, n int32, dir string) (*part, error) {
 			return nil, err
 		}
 	}
-	l, err := fetch.Open(dir)
+	l, err := partition.OpenLog(dir, partition.LogOptions{})
 	if err != nil {
 		if p.app != nil {
 			p.app.Close()
 		}
-		return nil, errors.New("serve: " + err.Error())
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if p.hw >= 0 {
+		l.SetHighWatermark(p.hw)
 	}
 	p.log = l
 	return p, nil
@@ -303,11 +305,12 @@ func (s *Server) createTopic(name string) (*topic, error) {
 	if err := p.openAppender(s.cfg.Produce); err != nil {
 		return nil, err
 	}
-	l, err := fetch.Open(dir)
+	l, err := partition.OpenLog(dir, partition.LogOptions{})
 	if err != nil {
 		p.app.Close()
 		return nil, err
 	}
+	l.SetHighWatermark(p.hw)
 	p.log = l
 	// produce.Open gave the new partition its partition.metadata, as a
 	// broker's topic creation does; Metadata reports that id.

@@ -185,7 +185,7 @@ func TestFetchMatchesFetchPackage(t *testing.T) {
 		{"legacy", 5, 1 << 20},
 	}
 	for _, c := range cases {
-		l, err := fetch.Open(filepath.Join(dir, c.topic+"-0"))
+		l, err := partition.OpenLog(filepath.Join(dir, c.topic+"-0"), partition.LogOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,8 +201,8 @@ func TestFetchMatchesFetchPackage(t *testing.T) {
 				req.Topics = append(req.Topics, rt)
 				resp := w.do(req).(*kmsg.FetchResponse)
 				got := resp.Topics[0].Partitions[0]
-				f, ferr := l.Read(fetch.Request{FetchOffset: c.offset, PartitionMaxBytes: c.maxBytes, MaxBytes: 50 << 20,
-					Isolation: fetch.Isolation(iso), HighWatermark: -1})
+				f, ferr := fetch.Read(l, fetch.Request{FetchOffset: c.offset, PartitionMaxBytes: c.maxBytes, MaxBytes: 50 << 20,
+					Isolation: fetch.Isolation(iso)}, nil)
 				name := c.topic + " v" + string(rune('0'+v/10)) + string(rune('0'+v%10))
 				if ferr != nil {
 					var oor *fetch.OutOfRangeError
@@ -451,8 +451,8 @@ func TestFetchResponseMaxBytes(t *testing.T) {
 			t.Fatalf("partition %d empty with a large limit", i)
 		}
 	}
-	l, _ := fetch.Open(filepath.Join(dir, "multi-0"))
-	f, _ := l.Read(fetch.Request{FetchOffset: 0, PartitionMaxBytes: 1, HighWatermark: -1})
+	l, _ := partition.OpenLog(filepath.Join(dir, "multi-0"), partition.LogOptions{})
+	f, _ := fetch.Read(l, fetch.Request{FetchOffset: 0, MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: 1}, nil)
 	first := len(f.Frame) // KIP-74: the first batch whole
 	for _, c := range []struct {
 		max  int32

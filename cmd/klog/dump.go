@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
-	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
 
@@ -247,11 +247,15 @@ func dumpOffset(c *cli.Context, flag *cli.StringFlag, files []string) (int64, er
 			return 0, usageError("dump: --%s %s needs the files of one partition directory", flag.Name, o)
 		}
 	}
-	l, err := fetch.Open(dir)
+	l, err := partition.OpenLog(dir, partition.LogOptions{})
 	if err != nil {
 		return 0, &exitError{code: ExitTrouble, msg: "dump: --" + flag.Name + " " + o.String() + ": " + err.Error()}
 	}
-	return o.resolve(l.LogStartOffset(), l.LogEndOffset()), nil
+	off, err := l.Offsets()
+	if err != nil {
+		return 0, &exitError{code: ExitTrouble, msg: "dump: --" + flag.Name + " " + o.String() + ": " + err.Error()}
+	}
+	return o.resolve(off.LogStartOffset, off.LogEndOffset), nil
 }
 
 // dumpTime reads a timestamp filter flag; -1 when not given.

@@ -11,6 +11,7 @@ import (
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
 
@@ -79,33 +80,31 @@ func runFetch(c *cli.Context) error {
 		signalEndsFollow(c)
 		return follow(c, dir, iso, offset, out)
 	}
-	l, err := fetch.Open(dir)
+	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
 	if err != nil {
 		return fail("fetch", err)
 	}
-	hw := c.Int64(fetchHWFlag.Name)
-	if hw < 0 {
-		if _, ok := l.CheckpointHighWatermark(); !ok && !c.Bool(fetchReplicaFlag.Name) {
-			fmt.Fprintf(c.App.ErrWriter, "klog: fetch: no high watermark for %s in replication-offset-checkpoint; using the log end offset %d\n", dir, l.LogEndOffset())
-		}
+	if _, ok := l.CheckpointHighWatermark(); !ok && c.Int64(fetchHWFlag.Name) < 0 && !c.Bool(fetchReplicaFlag.Name) {
+		fmt.Fprintf(c.App.ErrWriter, "klog: fetch: no high watermark for %s in replication-offset-checkpoint; using the log end offset %d\n", dir, l.LogEndOffset())
 	}
+	// The flags carry the consumer defaults: what they say is used as
+	// given, 0 included (KIP-74: the first batch whole).
 	req := fetch.Request{
 		FetchOffset: -1, MaxBytes: int32(c.Int(fetchMaxFlag.Name)),
 		PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), MinBytes: int32(c.Int(fetchMinBytesFlag.Name)),
-		MaxWait: c.Duration(fetchMaxWaitFlag.Name).Milliseconds(), Isolation: iso, Replica: c.Bool(fetchReplicaFlag.Name),
-		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw, OverrideHighWatermark: hw >= 0,
-		// The flags carry the consumer defaults: what they say is used as
-		// given, 0 included (KIP-74: the first batch whole).
-		ExactBytes: true,
+		MaxWait: c.Duration(fetchMaxWaitFlag.Name), Isolation: iso, Replica: c.Bool(fetchReplicaFlag.Name),
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name),
 	}
 	if offset != nil {
-		req.FetchOffset = resolveFetchOffset(l, *offset, hw, req.Replica, iso)
+		if req.FetchOffset, err = resolveFetchOffset(l, *offset, req.Replica, iso); err != nil {
+			return fail("fetch", err)
+		}
 	}
 	if req.FetchOffset < 0 {
 		req.FetchOffset = l.LogStartOffset()
 	}
 	start := time.Now()
-	f, err := l.LongPoll(c.Context, req)
+	f, err := fetch.LongPoll(c.Context, l, req, nil)
 	took := time.Since(start)
 	var oor *fetch.OutOfRangeError
 	if err != nil && !errors.As(err, &oor) {
@@ -146,23 +145,37 @@ func fetchOffsetArg(c *cli.Context) (*offsetSpec, error) {
 	return &o, nil
 }
 
+// openFetchLog opens the partition model; hw >= 0 is --high-watermark, the
+// high watermark the reads are bounded by instead of the checkpoint's.
+func openFetchLog(dir string, hw int64) (*partition.Log, error) {
+	l, err := partition.OpenLog(dir, partition.LogOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if hw >= 0 {
+		l.SetHighWatermark(hw)
+	}
+	return l, nil
+}
+
 // resolveFetchOffset reads --offset against the log as a consumer sees it:
 // earliest is the log start offset; latest is the high watermark (the
 // --high-watermark flag, else the checkpoint's, else the log end offset),
 // the last stable offset for read_committed, the log end offset for a
 // replica; -N is N offsets before latest.
-func resolveFetchOffset(l *fetch.Log, o offsetSpec, hw int64, replica bool, iso fetch.Isolation) int64 {
-	end := l.HighWatermark()
+func resolveFetchOffset(l *partition.Log, o offsetSpec, replica bool, iso fetch.Isolation) (int64, error) {
+	off, err := l.Offsets()
+	if err != nil {
+		return 0, err
+	}
+	end := off.HighWatermark
 	switch {
 	case replica:
-		end = l.LogEndOffset()
-	case hw >= 0:
-		end = min(hw, l.LogEndOffset())
+		end = off.LogEndOffset
+	case iso == fetch.ReadCommitted:
+		end = off.LastStableOffset
 	}
-	if iso == fetch.ReadCommitted && !replica {
-		end = l.LastStableOffset(end)
-	}
-	return o.resolve(l.LogStartOffset(), end)
+	return o.resolve(off.LogStartOffset, end), nil
 }
 
 // frameRecords yields the whole batches of a frame and their records; base
@@ -240,7 +253,7 @@ func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr
 	l = ndjson.Int(l, "maxBytes", int64(req.MaxBytes))
 	l = ndjson.Int(l, "partitionMaxBytes", int64(req.PartitionMaxBytes))
 	l = ndjson.Int(l, "minBytes", int64(req.MinBytes))
-	l = ndjson.Int(l, "maxWaitMs", req.MaxWait)
+	l = ndjson.Int(l, "maxWaitMs", req.MaxWait.Milliseconds())
 	l = ndjson.Int(l, "isolationLevel", int64(req.Isolation))
 	l = ndjson.Bool(l, "replica", req.Replica)
 	errCode := int64(0)
@@ -303,13 +316,19 @@ func writeFetchJSON(out *bufio.Writer, req fetch.Request, f *fetch.Fetched, ferr
 
 // follow runs a consumer until the context ends: poll, print, commit.
 func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, out *bufio.Writer) error {
-	start := int64(-1)
+	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
+	if err != nil {
+		return fail("fetch", err)
+	}
+	var start *int64
 	if offset != nil {
-		l, err := fetch.Open(dir)
+		off, err := resolveFetchOffset(l, *offset, false, iso)
 		if err != nil {
 			return fail("fetch", err)
 		}
-		start = resolveFetchOffset(l, *offset, c.Int64(fetchHWFlag.Name), false, iso)
+		if off >= 0 {
+			start = &off
+		}
 	}
 	wait := c.Duration(fetchMaxWaitFlag.Name)
 	if wait <= 0 {
@@ -319,13 +338,11 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 	if err != nil {
 		return usageError("fetch: --reset: %v", err)
 	}
-	hw := c.Int64(fetchHWFlag.Name)
-	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{
-		Group: c.String(fetchGroupFlag.Name), StartOffset: start, UseStartOffset: offset != nil && start >= 0,
-		Reset:    reset,
-		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)), ExactBytes: true,
+	cons, err := fetch.NewLogConsumer(l, fetch.ConsumerConfig{
+		Group: c.String(fetchGroupFlag.Name), StartOffset: start, Reset: reset,
+		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)),
 		MinBytes: int32(max(1, c.Int(fetchMinBytesFlag.Name))), MaxWait: wait, Isolation: iso,
-		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name), HighWatermark: hw, OverrideHighWatermark: hw >= 0,
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name),
 	})
 	if err != nil {
 		return fail("fetch", err)

@@ -116,7 +116,7 @@ func runOffsets(c *cli.Context) error {
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	for _, d := range dirs {
-		l, err := fetch.Open(d)
+		l, err := partition.OpenLog(d, partition.LogOptions{Mode: mode})
 		if err != nil {
 			// Report it and go on with the other partitions.
 			out.Flush()
@@ -124,7 +124,7 @@ func runOffsets(c *cli.Context) error {
 			unreadable++
 			continue
 		}
-		r, err := l.ListOffsets(target, iso, mode)
+		r, err := fetch.ListOffsets(l, target, iso)
 		if err != nil {
 			// No answer for this partition (a record the lookup cannot
 			// decode): say so and answer the others, exit 2 at the end.

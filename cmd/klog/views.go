@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
-	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
@@ -364,11 +363,15 @@ func runFind(c *cli.Context) error {
 		}
 		q.Offset = o.n
 		if o.kind != offsetAbsolute {
-			l, err := fetch.Open(args[0])
+			l, err := partition.OpenLog(args[0], partition.LogOptions{})
 			if err != nil {
 				return viewError("find", err)
 			}
-			q.Offset = o.resolve(l.LogStartOffset(), l.LogEndOffset())
+			off, err := l.Offsets()
+			if err != nil {
+				return viewError("find", err)
+			}
+			q.Offset = o.resolve(off.LogStartOffset, off.LogEndOffset)
 		}
 	default:
 		ts, err := parseTime(c.String(findTimestampFlag.Name))
