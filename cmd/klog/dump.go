@@ -10,7 +10,6 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/ndjson"
-	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
 
@@ -247,15 +246,11 @@ func dumpOffset(c *cli.Context, flag *cli.StringFlag, files []string) (int64, er
 			return 0, usageError("dump: --%s %s needs the files of one partition directory", flag.Name, o)
 		}
 	}
-	l, err := partition.OpenLog(dir, partition.LogOptions{})
+	off, err := o.resolveIn(dir)
 	if err != nil {
 		return 0, &exitError{code: ExitTrouble, msg: "dump: --" + flag.Name + " " + o.String() + ": " + err.Error()}
 	}
-	off, err := l.Offsets()
-	if err != nil {
-		return 0, &exitError{code: ExitTrouble, msg: "dump: --" + flag.Name + " " + o.String() + ": " + err.Error()}
-	}
-	return o.resolve(off.LogStartOffset, off.LogEndOffset), nil
+	return off, nil
 }
 
 // dumpTime reads a timestamp filter flag; -1 when not given.

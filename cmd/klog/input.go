@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/partition"
 )
 
 // One input language for offsets, times and isolation levels, shared by
@@ -125,6 +126,20 @@ func (o offsetSpec) resolve(start, end int64) int64 {
 		return end - o.n
 	}
 	return o.n
+}
+
+// resolveIn resolves the spec against the partition directory dir, from
+// its log start offset to its log end offset.
+func (o offsetSpec) resolveIn(dir string) (int64, error) {
+	l, err := partition.OpenLog(dir, partition.LogOptions{})
+	if err != nil {
+		return 0, err
+	}
+	off, err := l.Offsets()
+	if err != nil {
+		return 0, err
+	}
+	return o.resolve(off.LogStartOffset, off.LogEndOffset), nil
 }
 
 func (o offsetSpec) String() string {

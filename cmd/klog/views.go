@@ -363,15 +363,9 @@ func runFind(c *cli.Context) error {
 		}
 		q.Offset = o.n
 		if o.kind != offsetAbsolute {
-			l, err := partition.OpenLog(args[0], partition.LogOptions{})
-			if err != nil {
+			if q.Offset, err = o.resolveIn(args[0]); err != nil {
 				return viewError("find", err)
 			}
-			off, err := l.Offsets()
-			if err != nil {
-				return viewError("find", err)
-			}
-			q.Offset = o.resolve(off.LogStartOffset, off.LogEndOffset)
 		}
 	default:
 		ts, err := parseTime(c.String(findTimestampFlag.Name))
