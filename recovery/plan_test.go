@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/klogtest"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // copyPartition copies a fixture partition (without oracle .txt files).
@@ -239,5 +241,28 @@ func TestFurthestReader(t *testing.T) {
 	}
 	if sum != size {
 		t.Errorf("told %d bytes in %v, want %d", sum, calls, size)
+	}
+}
+
+// TestWriteRecoveredSourceShrinks: a segment truncated between the plan
+// and the copy is an error (*safeio.ShrankError), not a shorter copy that
+// verifies clean. Before, the copy held what was left and the write
+// succeeded.
+func TestWriteRecoveredSourceShrinks(t *testing.T) {
+	t.Parallel()
+	dir := copyPartition(t, segments(t, "kafka-written", "unifiedlog-producer", "topic-0"))
+	plan, err := PlanDir(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "00000000000000000016.log")
+	data, _ := os.ReadFile(p)
+	bounds := klogtest.BatchBounds(t, data)
+	if err := os.Truncate(p, bounds[1][0]); err != nil {
+		t.Fatal(err)
+	}
+	var se *safeio.ShrankError
+	if err := plan.WriteRecovered(filepath.Join(t.TempDir(), "topic-0")); !errors.As(err, &se) {
+		t.Fatalf("err = %v, want a *safeio.ShrankError", err)
 	}
 }

@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -165,24 +164,18 @@ func writeNew(path string, data []byte, perm os.FileMode) error {
 // copyRange copies n bytes of src from pos (all when n < 0) in bounded
 // memory into a new file with src's permissions. A symlink or other
 // non-regular src is refused: recovery copies the partition's own files,
-// never what a link points at.
+// never what a link points at; a src that ends before pos+n is a
+// *safeio.ShrankError.
 func copyRange(src, dst string, pos, n int64) error {
-	in, err := safeio.OpenFile(src, os.O_RDONLY, 0)
-	if err != nil {
+	if err := safeio.CheckRegular(src); err != nil {
 		return err
 	}
-	defer in.Close()
 	out, err := safeio.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, safeio.OutputPerm(src))
 	if err != nil {
 		return err
 	}
-	var rd io.Reader
-	if n >= 0 {
-		rd = io.NewSectionReader(in, pos, n)
-	} else {
-		rd = in
-	}
-	if _, err := io.Copy(out, rd); err != nil {
+	// A source that shrinks meanwhile is an error, not a shorter copy.
+	if err := safeio.CopySource(out, src, pos, n); err != nil {
 		out.Close()
 		return err
 	}

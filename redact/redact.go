@@ -6,8 +6,21 @@
 // broker's index.interval.bytes rule, LogSegment.append), so the copy
 // verifies clean — except that a batch whose CRC was wrong in the source
 // keeps its stored CRC, so it stays wrong in the copy and the damage shows.
-// Bytes that cannot be decoded (a batch that fails to decode, bytes after
-// the last whole batch) keep their framing header and are zeroed after it.
+//
+// No byte is copied that was not parsed as a header field where a header
+// must be. A position is anchored when it is the start of the segment or
+// the end of a batch whose CRC is right: a header there is a header. An entry that cannot
+// be decoded at an anchored position keeps the 17 bytes the scanner parsed
+// (offset, length, leader epoch or CRC, magic; a v2 batch whose header
+// parsed keeps its 61) and is zeroed after them; anything reached only
+// through a length that could not be trusted (after a corrupted length,
+// the middle of record values) is zeroed whole, framing included, unless
+// it is a batch whose CRC is right; bytes after the last whole batch are
+// zeroed too, after their first 17 when they start at an anchored
+// position. Result counts each.
+//
+// Sources are opened without following symlinks and must be regular
+// files; a source that shrinks while it is copied is an error.
 //
 // It reads one batch at a time: memory does not grow with the partition.
 package redact
@@ -89,10 +102,13 @@ type Result struct {
 	Batches  int64  `json:"batches"`
 	Records  int64  `json:"records"`
 	// CorruptBatches kept their wrong CRC; ZeroedBatches could not be
-	// decoded and had their records zeroed; TrailingBytes (after the last
-	// whole batch) were zeroed after their first 61 bytes.
+	// decoded and had everything after their header zeroed; ZeroedBytes
+	// were reached only through a length that could not be trusted and
+	// were zeroed whole; TrailingBytes (after the last whole batch) were
+	// zeroed, after their first 17 when at an anchored position.
 	CorruptBatches int64 `json:"corruptBatches"`
 	ZeroedBatches  int64 `json:"zeroedBatches"`
+	ZeroedBytes    int64 `json:"zeroedBytes"`
 	TrailingBytes  int64 `json:"trailingBytes"`
 	BytesIn        int64 `json:"bytesIn"`
 	BytesOut       int64 `json:"bytesOut"`
@@ -105,7 +121,7 @@ type Result struct {
 
 // Damaged reports whether the source's damage was carried into the copy.
 func (r *Result) Damaged() bool {
-	return r.CorruptBatches > 0 || r.ZeroedBatches > 0 || r.TrailingBytes > 0
+	return r.CorruptBatches > 0 || r.ZeroedBatches > 0 || r.ZeroedBytes > 0 || r.TrailingBytes > 0
 }
 
 // String names a mode.
@@ -306,11 +322,12 @@ func (x *indexer) timeEntry() error {
 
 // segment redacts one log file and writes its indexes (when idxPath is set).
 func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err error) {
-	f, size, err := safeio.OpenSized(in)
+	f, size, err := safeio.OpenSource(in)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	src := safeio.NewFixedReaderAt(f, in, size)
 	r.res.BytesIn += size
 	of, err := create(out, in)
 	if err != nil {
@@ -333,8 +350,11 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		x = &indexer{base: base, interval: int64(r.opts.IndexIntervalBytes), maxTs: -1, lastTs: -1,
 			idx: bufio.NewWriter(xf), tidx: bufio.NewWriter(tf)}
 	}
-	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: r.opts.MaxBatchBytes})
+	sc := format.NewScanner(src, size, format.ScanOptions{MaxBatchBytes: r.opts.MaxBatchBytes})
 	var pos int64
+	// anchored: the next entry starts where an entry must start (the
+	// segment's start, or the end of a batch whose length is trusted).
+	anchored := true
 	for {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -344,25 +364,38 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		if serr != nil && sc.Done() {
 			break
 		}
-		var batch []byte
-		var lastOffset, maxTs int64
 		if serr != nil {
-			// A batch the scanner could not parse: keep its framing,
-			// zero the rest.
+			// An entry the scanner could not parse: its framing is kept
+			// where a header must be, nothing of it elsewhere; the next
+			// position comes from its untrusted length.
 			n := sc.Pos() - start
-			if err := r.writeZeroed(w, f, start, n, format.LogOverhead+5); err != nil {
+			if err := r.untrusted(w, src, start, n, anchored); err != nil {
 				return err
 			}
-			r.res.ZeroedBatches++
 			r.res.Batches++
 			pos += n
+			anchored = false
 			continue
 		}
-		batch, err = r.batch(b)
+		valid := b.Valid()
+		if !anchored && !valid {
+			// Reached through an untrusted length, and not a batch by
+			// its CRC: its "header" may be the middle of record values.
+			if err := r.untrusted(w, src, start, int64(len(b.Raw)), false); err != nil {
+				return err
+			}
+			r.res.Batches++
+			pos += int64(len(b.Raw))
+			continue
+		}
+		batch, err := r.batch(b)
 		if err != nil {
 			return err
 		}
-		lastOffset, maxTs = b.LastOffset(), b.MaxTimestamp
+		// Only a batch whose CRC is right is known to end where the next
+		// one starts: a wrong CRC may be a corrupted length.
+		anchored = valid
+		lastOffset, maxTs := b.LastOffset(), b.MaxTimestamp
 		if b.Magic == format.MagicV0 {
 			maxTs = -1
 		}
@@ -377,13 +410,26 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		}
 		pos += int64(len(batch))
 	}
+	if err := src.Err(); err != nil {
+		return err
+	}
 	if t := sc.Tail(); t.Kind != format.TailNone && t.Bytes > 0 {
 		n := size - t.Pos
-		if err := r.writeZeroed(w, f, t.Pos, n, format.BatchHeaderSize); err != nil {
+		keep := 0
+		if anchored && (t.Kind == format.TailPartial || t.Kind == format.TailCorrupt) {
+			keep = format.HeaderSizeUpToMagic
+		}
+		if err := r.writeZeroed(w, src, t.Pos, n, keep); err != nil {
 			return err
 		}
 		r.res.TrailingBytes += n
 		pos += n
+	}
+	if err := src.Err(); err != nil {
+		return err
+	}
+	if err := safeio.StillWhole(f, in, size); err != nil {
+		return err
 	}
 	r.res.BytesOut += pos
 	if err := w.Flush(); err != nil {
@@ -403,14 +449,27 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 	return nil
 }
 
+// untrusted writes n bytes standing for an entry at pos that cannot be
+// decoded: at an anchored position its framing (the 17 bytes the scanner
+// parsed) and zeros, counted as a zeroed batch; elsewhere zeros only,
+// counted as zeroed bytes.
+func (r *redactor) untrusted(w io.Writer, src io.ReaderAt, pos, n int64, anchored bool) error {
+	if !anchored {
+		r.res.ZeroedBytes += n
+		return r.writeZeroed(w, src, pos, n, 0)
+	}
+	r.res.ZeroedBatches++
+	return r.writeZeroed(w, src, pos, n, format.HeaderSizeUpToMagic)
+}
+
 // writeZeroed writes n bytes standing for the source's bytes at pos: the
 // first keep of them as they are (the framing: offset, size and what
 // follows up to the records), zeros after them. Memory stays bounded
 // whatever n is.
-func (r *redactor) writeZeroed(w io.Writer, f *os.File, pos, n int64, keep int) error {
+func (r *redactor) writeZeroed(w io.Writer, src io.ReaderAt, pos, n int64, keep int) error {
 	k := min(int64(keep), n)
 	head := make([]byte, k)
-	if _, err := f.ReadAt(head, pos); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := src.ReadAt(head, pos); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	if _, err := w.Write(head); err != nil {
@@ -583,19 +642,17 @@ func closeErr(f *os.File, err *error) {
 }
 
 func copyFile(src, dst string) (err error) {
-	// Never what a symlink in the source points at (safeio.OpenFile).
-	in, err := safeio.OpenFile(src, os.O_RDONLY, 0)
-	if err != nil {
+	// Never what a symlink in the source points at (refused first, so no
+	// empty copy is left behind), never a file that shrank meanwhile.
+	if err := safeio.CheckRegular(src); err != nil {
 		return err
 	}
-	defer in.Close()
 	out, err := create(dst, src)
 	if err != nil {
 		return err
 	}
 	defer closeErr(out, &err)
-	_, err = io.Copy(out, in)
-	return err
+	return safeio.CopySource(out, src, 0, -1)
 }
 
 func newMAC(key []byte) hash.Hash { return hmac.New(sha256.New, key) }

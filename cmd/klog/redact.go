@@ -33,16 +33,21 @@ Kafka's are left out (named on stderr) unless --copy-unknown. .log.deleted,
 .log.cleaned and .log.swap files and KRaft .checkpoint snapshots are redacted
 like logs. CRCs are recomputed and the
 .index and .timeindex rebuilt, so the copy verifies clean; a batch whose CRC
-is wrong in the source keeps its stored CRC, so it stays wrong. A batch that
-cannot be decoded keeps its header and has its records zeroed; bytes after
-the last whole batch keep their first 61 bytes and are zeroed after them.
-One batch is read at a time: memory stays flat.
+is wrong in the source keeps its stored CRC, so it stays wrong. No byte is
+copied that was not parsed as a header where a header must be (the start of
+the segment or the end of a batch whose CRC is right): a batch that cannot
+be decoded there keeps its header and has the rest zeroed; bytes reached
+only through a length that cannot be trusted (after a corrupted length, the
+middle of record values) are zeroed whole; bytes after the last whole batch
+are zeroed, after their first 17 at such a position. A symlinked or
+non-regular source file is refused, and a source that shrinks during the
+copy is an error (exit 2). One batch is read at a time: memory stays flat.
 
 --json writes one "redact" object; the fields are listed in the README.
 
 Exit status: 0 written; 1 written, and the source's damage (wrong CRCs,
-undecodable batches, trailing bytes) is carried into the copy; 2 usage or
-I/O trouble.`,
+undecodable batches, zeroed bytes, trailing bytes) is carried into the copy;
+2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{redactOutFlag, redactModeFlag, redactKeyFileFlag, redactHeaderKeysFlag, redactUnknownFlag, viewsJSONFlag, maxBatchFlag},
 	Action: runRedact,
 }
@@ -97,7 +102,9 @@ func runRedact(c *cli.Context) error {
 			strconv.Itoa(len(res.Copied))+" other files copied\n")
 		if err == nil && res.Damaged() {
 			_, err = io.WriteString(w, "carried over from the source: "+strconv.FormatInt(res.CorruptBatches, 10)+" batches with a wrong CRC, "+
-				strconv.FormatInt(res.ZeroedBatches, 10)+" undecodable batches (records zeroed), "+strconv.FormatInt(res.TrailingBytes, 10)+" trailing bytes (zeroed)\n")
+				strconv.FormatInt(res.ZeroedBatches, 10)+" undecodable batches (zeroed after their header), "+
+				strconv.FormatInt(res.ZeroedBytes, 10)+" bytes past an untrusted length (zeroed whole), "+
+				strconv.FormatInt(res.TrailingBytes, 10)+" trailing bytes (zeroed)\n")
 		}
 		return err
 	}); err != nil {
