@@ -94,7 +94,6 @@ func StillWhole(f *os.File, path string, size int64) error {
 	return nil
 }
 
-
 // CopySource copies the n bytes of the source file path from pos (n < 0:
 // from pos to its size when opened) to w, opened as OpenSource opens it. A
 // file that ends first is a *ShrankError, never a shorter copy.
