@@ -2,11 +2,15 @@ package partition
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // WriteOptions configures WriteFileAtomic. The zero value is the durable
@@ -20,14 +24,20 @@ type WriteOptions struct {
 }
 
 // WriteFileAtomic replaces path with data the way Kafka writes its
-// checkpoint files (CheckpointFile / Utils.atomicMoveWithFallback): into
-// path+".tmp", fsync, close, rename over path, fsync the directory. A
-// reader, or the broker after a crash, sees the old file or the new one,
-// never a part. A stale .tmp from an earlier crash is removed first and the
-// new one created exclusively, so a symlink planted there is not followed.
-// It is the one checkpoint writer: leader-epoch-checkpoint, producer
-// snapshots, replication-offset-checkpoint and consumer offsets go through
-// it.
+// checkpoint files (CheckpointFile / Utils.atomicMoveWithFallback): into a
+// temporary file beside it, fsync, close, rename over path, fsync the
+// directory. A reader, or the broker after a crash, sees the old file or
+// the new one, never a part.
+//
+// It only ever replaces a regular file: a path that exists and is anything
+// else (a character device, a FIFO, a directory, a symlink) is refused
+// before anything is written (safeio.CheckReplaceable). The temporary file
+// has a name of its own (path+".klog-<random>.tmp", never a name a user or
+// Kafka uses, such as path+".tmp", and never ending in .prom) and is
+// created exclusively without following a symlink; nothing but that file
+// is ever removed. It is the one checkpoint writer: leader-epoch-checkpoint,
+// producer snapshots, replication-offset-checkpoint, partition.metadata,
+// consumer offsets and verify's state and metrics go through it.
 func WriteFileAtomic(path string, data []byte, opts WriteOptions) error {
 	return writeAtomic(path, opts, func(f *os.File) error {
 		_, err := f.Write(data)
@@ -53,11 +63,10 @@ func writeAtomic(path string, opts WriteOptions, write func(*os.File) error) (er
 	if perm == 0 {
 		perm = 0o644
 	}
-	tmp := path + ".tmp"
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := safeio.CheckReplaceable(path); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, tmp, err := createTemp(path, perm)
 	if err != nil {
 		return err
 	}
@@ -83,6 +92,24 @@ func writeAtomic(path string, opts WriteOptions, write func(*os.File) error) (er
 		return nil
 	}
 	return SyncDir(filepath.Dir(path))
+}
+
+// createTemp creates path+".klog-<random>.tmp" exclusively (O_EXCL, no
+// symlink followed) with perm, trying other names while one exists.
+func createTemp(path string, perm fs.FileMode) (*os.File, string, error) {
+	var rnd [8]byte
+	for range 100 {
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return nil, "", err
+		}
+		tmp := path + ".klog-" + hex.EncodeToString(rnd[:]) + ".tmp"
+		f, err := safeio.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, tmp, err
+	}
+	return nil, "", &fs.PathError{Op: "create", Path: path + ".klog-*.tmp", Err: fs.ErrExist}
 }
 
 // SyncDir fsyncs a directory, making the creation, removal or rename of an

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -161,7 +162,9 @@ func NewState() *State {
 // state (the first run).
 func LoadState(path string) (*State, error) {
 	s := NewState()
-	f, err := os.Open(path)
+	// Never through a symlink, never a FIFO (whose open would wait): the
+	// state file is a regular file klog wrote.
+	f, _, err := safeio.OpenSource(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -385,9 +388,10 @@ func (s *State) Save(path string) error {
 }
 
 // writeAtomic writes path through partition's atomic writer: a temporary
-// file beside it (path+".tmp", which node_exporter's textfile collector,
-// reading only *.prom, never picks up half-written), fsync, rename and an
-// fsync of the directory.
+// file beside it (path+".klog-<random>.tmp", which node_exporter's textfile
+// collector, reading only *.prom, never picks up half-written), fsync,
+// rename and an fsync of the directory; a path that is not a regular file
+// is refused.
 func writeAtomic(path string, write func(io.Writer) error) error {
 	return partition.WriteAtomic(path, partition.WriteOptions{}, write)
 }

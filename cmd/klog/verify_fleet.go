@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
@@ -50,6 +51,10 @@ func fleetOptions(c *cli.Context, opts *verify.Options) error {
 		if p := c.String(f.Name); p != "" {
 			if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
 				return usageError("verify: --%s %s: %s is not a directory", f.Name, p, filepath.Dir(p))
+			}
+			// A device, FIFO or symlink there is never replaced.
+			if err := safeio.CheckReplaceable(p); err != nil {
+				return usageError("verify: --%s: %v", f.Name, err)
 			}
 		}
 	}

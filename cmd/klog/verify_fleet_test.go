@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sys/unix"
 )
 
 // copyDir copies the regular files of src into a new directory named like
@@ -164,6 +166,60 @@ func TestParseBytes(t *testing.T) {
 		got, err := parseBytes(c.in)
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("parseBytes(%q) = %d, %v; want %d, ok %v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}
+
+// TestVerifyOutputsNeverReplaceSpecialFiles: --state and --prometheus
+// naming a FIFO, a character device or a symlink are refused before
+// anything is read (exit 2), and the file stays what it was; a user's
+// FILE.tmp beside them is never touched. Before, the temporary file was
+// renamed over them (this replaced a machine's /dev/full), FILE.tmp was
+// deleted first, and --state on a FIFO waited forever.
+func TestVerifyOutputsNeverReplaceSpecialFiles(t *testing.T) {
+	part := segments(t, "kafka-written", "v2-none")
+	for _, kind := range []string{"fifo", "char device", "symlink"} {
+		for _, flag := range []string{"--state", "--prometheus"} {
+			t.Run(kind+" "+flag, func(t *testing.T) {
+				dir := t.TempDir()
+				p := filepath.Join(dir, "out.prom")
+				var err error
+				switch kind {
+				case "fifo":
+					err = unix.Mkfifo(p, 0o644)
+				case "char device":
+					err = unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3)))
+				case "symlink":
+					os.WriteFile(p+"-target", []byte("keep"), 0o644)
+					err = os.Symlink(p+"-target", p)
+				}
+				if err != nil {
+					t.Skipf("cannot make a %s here: %v", kind, err)
+				}
+				os.WriteFile(p+".tmp", []byte("mine"), 0o644)
+				before, _ := os.Lstat(p)
+				done := make(chan int, 1)
+				var errs string
+				go func() {
+					code, _, e := klog(t, "verify", flag, p, part)
+					errs = e
+					done <- code
+				}()
+				select {
+				case code := <-done:
+					if code != ExitTrouble {
+						t.Errorf("exit %d, want 2: %s", code, errs)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("verify %s on a %s did not return (it waits on the file)", flag, kind)
+				}
+				if st, err := os.Lstat(p); err != nil || st.Mode().Type() != before.Mode().Type() {
+					t.Errorf("the %s was replaced: %v, %v", kind, st.Mode(), err)
+				}
+				if b, _ := os.ReadFile(p + ".tmp"); string(b) != "mine" {
+					t.Errorf("FILE.tmp is now %q", b)
+				}
+			})
 		}
 	}
 }

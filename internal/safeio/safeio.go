@@ -113,6 +113,19 @@ func CheckRegular(path string) error {
 	return nil
 }
 
+// CheckReplaceable reports an error unless path is missing or a regular
+// file, checked without following a symlink: the rule for a file klog
+// replaces whole (partition.WriteFileAtomic renames a new file over it), so
+// that a character device, a FIFO, a directory or a symlink given as
+// --state or --prometheus is refused, never replaced.
+func CheckReplaceable(path string) error {
+	err := CheckRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
 // OutputPerm is the mode for a file klog writes as a copy of src: src's
 // permission bits, or 0600 when src cannot be read.
 func OutputPerm(src string) fs.FileMode {
