@@ -135,8 +135,11 @@ func (f *Filter) Match(r *Record) bool {
 }
 
 // Err is the first evaluation error met (the records it met were not
-// matched), or nil.
+// matched), or nil; nil for a nil Filter.
 func (f *Filter) Err() error {
+	if f == nil {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.evalErr

@@ -34,7 +34,8 @@ import (
 // partition.
 type Query struct {
 	// Key, when HasKey, is the exact key to find (a null key never
-	// matches).
+	// matches): its bytes, or, with a KeyFormat that decodes, the decoded
+	// key (a string key as the string, any other as its JSON).
 	Key    []byte
 	HasKey bool
 	// Where, when set, must hold for a record.
@@ -197,6 +198,8 @@ type partSearch struct {
 	// length, then its bytes (so that the search rarely stops on bytes
 	// that merely look like the key's first one).
 	needle []byte
+	// decodeKey: the key is compared decoded.
+	decodeKey bool
 }
 
 func (p *partSearch) problem(seg string, pos, offset int64, kind verify.Kind, msg string) {
@@ -213,7 +216,8 @@ func (p *partSearch) run() error {
 		return err
 	}
 	p.stats.Partitions = 1
-	if p.q.HasKey {
+	p.decodeKey = p.q.Decoder != nil && p.q.KeyFormat != schema.FormatBytes
+	if p.q.HasKey && !p.decodeKey {
 		p.needle = binary.AppendVarint(nil, int64(len(p.q.Key)))
 		p.needle = append(p.needle, p.q.Key...)
 	}
@@ -304,7 +308,7 @@ func (p *partSearch) segment(l *partition.Log, path string, pos, from, to int64)
 				fmt.Sprintf("batch CRC mismatch: stored 0x%08x, computed 0x%08x", b.CRC, b.ComputedCRC()))
 			continue
 		}
-		if p.q.HasKey && b.IsV2() && b.Compression() == format.CompressionNone &&
+		if p.needle != nil && b.IsV2() && b.Compression() == format.CompressionNone &&
 			!bytes.Contains(b.Raw[format.BatchHeaderSize:], p.needle) {
 			p.stats.BatchesSkipped++
 			continue
@@ -338,10 +342,14 @@ func (p *partSearch) records(l *partition.Log, path string, b *format.Batch, fro
 			return true, nil
 		}
 		p.stats.RecordsExamined++
-		if p.q.HasKey && (r.Key == nil || !bytes.Equal(r.Key, p.q.Key)) {
+		var key schema.Value
+		if p.decodeKey {
+			key = p.q.Decoder.Decode(r.Key, p.q.KeyFormat)
+		}
+		if p.q.HasKey && !p.keyMatches(r.Key, &key) {
 			continue
 		}
-		m, ok := p.match(l, path, b, r)
+		m, ok := p.match(l, path, b, r, key)
 		if !ok {
 			continue
 		}
@@ -356,12 +364,9 @@ func (p *partSearch) records(l *partition.Log, path string, b *format.Batch, fro
 
 // match decodes what the query needs and applies Where; the Match owns
 // copies of the record's bytes.
-func (p *partSearch) match(l *partition.Log, path string, b *format.Batch, r *format.Record) (*Match, bool) {
-	m := &Match{Dir: p.dir, Topic: l.Topic(), Partition: l.Partition(), Segment: path}
+func (p *partSearch) match(l *partition.Log, path string, b *format.Batch, r *format.Record, key schema.Value) (*Match, bool) {
+	m := &Match{Dir: p.dir, Topic: l.Topic(), Partition: l.Partition(), Segment: path, Key: key}
 	if d := p.q.Decoder; d != nil {
-		if p.q.KeyFormat != schema.FormatBytes {
-			m.Key = d.Decode(r.Key, p.q.KeyFormat)
-		}
 		if p.q.ValueFormat != schema.FormatBytes {
 			m.Value = d.Decode(r.Value, p.q.ValueFormat)
 		}
@@ -382,6 +387,21 @@ func (p *partSearch) match(l *partition.Log, path string, b *format.Batch, r *fo
 	m.Batch.Raw = append([]byte(nil), b.Raw[:min(len(b.Raw), format.BatchHeaderSize)]...)
 	m.Record = cloneRecord(r)
 	return m, true
+}
+
+// keyMatches compares the query's key with a record's: the bytes, or the
+// decoded key (a string as itself, anything else as its JSON).
+func (p *partSearch) keyMatches(raw []byte, v *schema.Value) bool {
+	if !p.decodeKey {
+		return raw != nil && bytes.Equal(raw, p.q.Key)
+	}
+	if v.JSON == nil {
+		return false
+	}
+	if s, ok := v.Native.(string); ok {
+		return s == string(p.q.Key)
+	}
+	return bytes.Equal(v.JSON, p.q.Key)
 }
 
 func cloneRecord(r *format.Record) format.Record {

@@ -17,8 +17,18 @@ import (
 // klog accepts everywhere (--isolation of fetch and offsets).
 var isolationNames = []string{"read_uncommitted", "read_committed"}
 
-// parseIsolation reads an isolation level as Kafka's consumers spell it.
-func parseIsolation(s string) (fetch.Isolation, error) { return fetch.ParseIsolation(s) }
+// parseIsolation reads an isolation level as Kafka's consumers spell it; a
+// misspelt one gets a suggestion (read_comitted: did you mean
+// read_committed?).
+func parseIsolation(s string) (fetch.Isolation, error) {
+	iso, err := fetch.ParseIsolation(s)
+	if err != nil {
+		if m := suggest(s, isolationNames); m != "" && m != s {
+			return iso, errors.New(err.Error() + " (did you mean " + m + "?)")
+		}
+	}
+	return iso, err
+}
 
 // now is the clock relative times are read against; tests replace it.
 var now = time.Now
@@ -70,8 +80,9 @@ func parseAgo(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// offsetKeywords are the named offsets an --offset flag accepts.
-var offsetKeywords = []string{"earliest", "latest"}
+// offsetKeywords are the named offsets an --offset flag accepts: klog's and
+// kcat's (-o beginning, end).
+var offsetKeywords = []string{"earliest", "latest", "beginning", "end"}
 
 // offsetSpec is an --offset value: an absolute offset, the last N records,
 // or earliest/latest (the log start and end offsets).
@@ -92,14 +103,18 @@ const (
 // parseOffset reads N, -N, earliest or latest.
 func parseOffset(s string) (offsetSpec, error) {
 	switch s {
-	case "earliest":
+	case "earliest", "beginning":
 		return offsetSpec{kind: offsetEarliest}, nil
-	case "latest":
+	case "latest", "end":
 		return offsetSpec{kind: offsetLatest}, nil
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return offsetSpec{}, errors.New("want an offset, -N (the last N records), earliest or latest, got " + strconv.Quote(s))
+		msg := "want an offset, -N (the last N records), earliest (beginning) or latest (end), got " + strconv.Quote(s)
+		if m := suggest(s, offsetKeywords); m != "" && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 {
+			msg += " (did you mean " + m + "?)"
+		}
+		return offsetSpec{}, errors.New(msg)
 	}
 	if v < 0 {
 		if v == -v { // MinInt64
@@ -152,4 +167,17 @@ func (o offsetSpec) String() string {
 		return "-" + strconv.FormatInt(o.n, 10)
 	}
 	return strconv.FormatInt(o.n, 10)
+}
+
+// atTime reads kcat's and rpk's timestamp offsets: s@T (start at T), e@T
+// (end at T) and rpk's @T, for whichever prefixes the flag takes. T is
+// any time parseTime reads. ok is false when s has none of them.
+func atTime(s string, prefixes ...string) (ts int64, ok bool, err error) {
+	for _, p := range prefixes {
+		if rest, found := strings.CutPrefix(s, p); found {
+			ts, err = parseTime(rest)
+			return ts, true, err
+		}
+	}
+	return 0, false, nil
 }

@@ -41,13 +41,18 @@ func (c cleanupM) Run() int {
 
 // TestScripts runs the end-to-end suite in testdata/script: one script per
 // command, checking what an operator types and sees: stdout, stderr and
-// exit codes. $SEGMENTS is testdata/segments (read-only; scripts write
-// under $WORK). -update rewrites the expected outputs in the scripts.
+// exit codes. $SEGMENTS is testdata/segments and $SCHEMAS the log dir of
+// schema fixtures (schema/testdata/confluent), both read-only; scripts write
+// under $WORK. -update rewrites the expected outputs in the scripts.
 // "exitcode N klog ARGS..." runs klog like exec and checks its exit status
 // is N (exec only tells zero from non-zero); "sleep D" waits a Go
 // duration (a background klog serve sets up before it is signalled).
 func TestScripts(t *testing.T) {
 	seg, err := filepath.Abs("../../testdata/segments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := filepath.Abs("../../schema/testdata/confluent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +73,7 @@ func TestScripts(t *testing.T) {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("SEGMENTS", seg)
+			env.Setenv("SCHEMAS", schemas)
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("TZ", "UTC")
 			return nil

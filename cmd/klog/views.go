@@ -98,9 +98,23 @@ printed in full first, then one line on stderr names the first problem
 
 var findCommand = &cli.Command{
 	Name:      "find",
-	Usage:     "show how the broker finds an offset or a timestamp: segment, index entries, batch position, record",
-	ArgsUsage: "DIR",
+	Usage:     "show how the broker finds an offset or a timestamp; with --key or --where, find records across partitions",
+	ArgsUsage: "DIR | --key K|--where EXPR PATH...",
 	Description: `DIR is a partition directory; give exactly one of --offset and --timestamp.
+
+With --key K or --where EXPR, find searches every partition of the PATHs
+(partition or log directories) in parallel and prints each record found: a
+line (TOPIC-PARTITION offset: timestamp: keySize: valueSize: headers: key:
+value:), a kcat -f or rpk --format string (-f, --format with a %), or with
+--json the common record object with dir, topic, partition, path, position and,
+with --key-format/--value-format, keyFormat, decodedKey, keySchema, keyError,
+keyNote (and value*). --offset N, earliest, s@T or @T and --timestamp T set
+where each partition starts (through its indexes, as kcat's -o does), --end N
+or e@T where it stops, -c N after how many records. Schemas come from
+--schemas (a _schemas partition, schema files or a directory, a registry URL)
+or the log dir's _schemas-0. Exit status: 0 records found; 1 none, or a batch
+that fails its CRC or cannot be read on the way (said on stderr); 2 usage or
+I/O trouble.
 
 --offset N: the segment with the largest base offset <= N, the .index entry
 the broker's lookup picks (largest offset <= N, else position 0), the scan
@@ -141,7 +155,8 @@ entry is unusable; one line on stderr then names the first finding and
 counts them), or an offset out of range (below
 the first segment, or at or past the log end: Kafka's OFFSET_OUT_OF_RANGE);
 2 usage or I/O trouble.`,
-	Flags:  []cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
+	Flags: append([]cli.Flag{findOffsetFlag, findTimestampFlag, viewsJSONFlag, formatFlag, findMaxDataFlag, maxBatchFlag, keyEncFlag, valueEncFlag,
+		findKeyFlag, findEndFlag, findJobsFlag}, payloadFlags...),
 	Action: runFind,
 }
 
@@ -344,6 +359,9 @@ func runStats(c *cli.Context) error {
 }
 
 func runFind(c *cli.Context) error {
+	if searching(c) {
+		return runSearch(c)
+	}
 	args := c.Args().Slice()
 	if len(args) != 1 {
 		return usageError("find: give exactly one partition DIR (got %d arguments)", len(args))

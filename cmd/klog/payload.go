@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/klog-dev/klog/filter"
+	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/recordfmt"
+	"github.com/klog-dev/klog/schema"
+	"github.com/urfave/cli/v2"
+)
+
+// Payload flags: schema-aware decoding, format strings and filters (README
+// "Decoding payloads offline", "Format strings", "Filters").
+var (
+	keyFormatFlag   = &cli.StringFlag{Name: "key-format", Value: "bytes", Usage: "read keys as bytes, auto, json, avro, protobuf or json-schema (Confluent's wire format)"}
+	valueFormatFlag = &cli.StringFlag{Name: "value-format", Value: "bytes", Usage: "read values as bytes, auto, json, avro, protobuf or json-schema (Confluent's wire format)"}
+	schemasFlag     = &cli.StringSliceFlag{Name: "schemas", Usage: "where schemas come from: a `_schemas` partition directory, schema files or a directory of them, or a registry URL (http://...); repeatable; default: the log dir's _schemas-0"}
+	whereFlag       = &cli.StringFlag{Name: "where", Usage: "only records for which this CEL `EXPR` is true (offset, timestamp, key, value, headers, ...; README \"Filters\")"}
+	kcatFormatFlag  = &cli.StringFlag{Name: "kcat-format", Aliases: []string{"f"}, Usage: "print each record through a kcat -f format `FMT` (%t %p %o %T %k %K %s %S %h ...)"}
+	countFlag       = &cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "stop after `N` records (kcat's -c; 0: no limit)"}
+	nullStringFlag  = &cli.BoolFlag{Name: "null-as-null", Aliases: []string{"Z"}, Usage: "with -f, print NULL for null and empty keys and values (kcat's -Z)"}
+)
+
+// payloadFlags are the flags every record-printing command shares.
+var payloadFlags = []cli.Flag{keyFormatFlag, valueFormatFlag, schemasFlag, whereFlag, kcatFormatFlag, nullStringFlag, countFlag}
+
+// payloadOptions is what the payload flags ask for.
+type payloadOptions struct {
+	keyFormat, valueFormat schema.Format
+	decoder                *schema.Decoder
+	format                 recordfmt.Formatter
+}
+
+// readPayloadOptions reads the formats, the schemas (searched in dirs' log
+// dirs when --schemas is not given) and the format string: -f, or --format
+// when its value holds a % (rpk's syntax).
+func readPayloadOptions(c *cli.Context, dirs []string) (payloadOptions, error) {
+	var o payloadOptions
+	var err error
+	name := c.Command.Name
+	if o.keyFormat, err = parseFormatFlag(c, keyFormatFlag.Name); err != nil {
+		return o, err
+	}
+	if o.valueFormat, err = parseFormatFlag(c, valueFormatFlag.Name); err != nil {
+		return o, err
+	}
+	if o.keyFormat != schema.FormatBytes || o.valueFormat != schema.FormatBytes {
+		src, err := schemaSources(c, dirs)
+		if err != nil {
+			return o, err
+		}
+		o.decoder = schema.NewDecoder(src)
+	}
+	switch f := c.String(formatFlag.Name); {
+	case c.IsSet(kcatFormatFlag.Name) && strings.Contains(f, "%"):
+		return o, usageError("%s: give -f (kcat's format) or --format with %% (rpk's), not both", name)
+	case c.IsSet(kcatFormatFlag.Name):
+		k, err := recordfmt.ParseKcat(c.String(kcatFormatFlag.Name))
+		if err != nil {
+			return o, usageError("%s: -f: %v", name, err)
+		}
+		if c.Bool(nullStringFlag.Name) {
+			k.Null = "NULL"
+		}
+		o.format = k
+	case strings.Contains(f, "%"):
+		if o.format, err = recordfmt.ParseRPK(f); err != nil {
+			return o, usageError("%s: --format: %v", name, err)
+		}
+	}
+	if c.Int(countFlag.Name) < 0 {
+		return o, usageError("%s: -c/--count must not be negative", name)
+	}
+	return o, nil
+}
+
+func parseFormatFlag(c *cli.Context, flag string) (schema.Format, error) {
+	f, err := schema.ParseFormat(c.String(flag))
+	if err != nil {
+		msg := err.Error()
+		if s := suggest(c.String(flag), schema.FormatNames()); s != "" {
+			msg += " (did you mean " + s + "?)"
+		}
+		return f, usageError("%s: --%s: %s", c.Command.Name, flag, msg)
+	}
+	return f, nil
+}
+
+// schemaSources reads --schemas, or finds the `_schemas` partition of the
+// log dir holding the first of dirs. A `_schemas` record that cannot be
+// read is said on stderr and left out; the rest is used.
+func schemaSources(c *cli.Context, dirs []string) (schema.Source, error) {
+	paths := c.StringSlice(schemasFlag.Name)
+	if len(paths) == 0 && len(dirs) > 0 {
+		if p := schema.FindTopic(dirs[0]); p != "" {
+			paths = []string{p}
+		}
+	}
+	var src schema.Sources
+	for _, p := range paths {
+		s, err := openSchemaSource(c, p)
+		if err != nil {
+			return nil, err
+		}
+		src = append(src, s)
+	}
+	return src, nil
+}
+
+func openSchemaSource(c *cli.Context, p string) (schema.Source, error) {
+	name := c.Command.Name
+	if strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") {
+		r, err := schema.NewRegistry(p, nil)
+		if err != nil {
+			return nil, usageError("%s: --schemas: %v", name, err)
+		}
+		return r, nil
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fail(name, err)
+	}
+	// A partition directory is the registry's store topic (by whatever
+	// name kafkastore.topic gave it); any other directory holds files.
+	if st.IsDir() && partition.IsPartitionDir(p) {
+		store, findings, err := schema.ReadTopic(p)
+		if err != nil {
+			return nil, fail(name, err)
+		}
+		for _, f := range findings {
+			fmt.Fprintf(c.App.ErrWriter, "klog: %s: %v (record left out)\n", name, f)
+		}
+		return store, nil
+	}
+	files, err := schema.LoadFiles(p)
+	if err != nil {
+		return nil, fail(name, err)
+	}
+	return files, nil
+}
+
+func parseWhere(c *cli.Context) (*filter.Filter, error) {
+	f, err := filter.Parse(c.String(whereFlag.Name))
+	if err != nil {
+		return nil, usageError("%s: --where: %v", c.Command.Name, err)
+	}
+	return f, nil
+}
