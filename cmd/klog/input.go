@@ -110,7 +110,7 @@ func parseOffset(s string) (offsetSpec, error) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		msg := "want an offset, -N (the last N records), earliest (beginning) or latest (end), got " + strconv.Quote(s)
+		msg := "want an offset, -N (the last N records), earliest or latest (kcat's beginning, end), got " + strconv.Quote(s)
 		if m := suggest(s, offsetKeywords); m != "" && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 {
 			msg += " (did you mean " + m + "?)"
 		}

@@ -68,6 +68,10 @@ func TestParseOffset(t *testing.T) {
 		{"first", 0, 0, 0, "earliest or latest"},
 		{"1.5", 0, 0, 0, "earliest or latest"},
 		{"", 0, 0, 0, "earliest or latest"},
+		{"beginning", 10, 100, 10, ""},
+		{"end", 10, 100, 100, ""},
+		{"begining", 0, 0, 0, "(did you mean beginning?)"},
+		{"lastest", 0, 0, 0, "(did you mean latest?)"},
 	}
 	for _, c := range cases {
 		o, err := parseOffset(c.in)
@@ -84,7 +88,7 @@ func TestParseOffset(t *testing.T) {
 		if got := o.resolve(c.start, c.end); got != c.want {
 			t.Errorf("parseOffset(%q).resolve(%d, %d) = %d, want %d", c.in, c.start, c.end, got, c.want)
 		}
-		if o.String() != c.in {
+		if canonical := map[string]string{"beginning": "earliest", "end": "latest"}[c.in]; o.String() != c.in && o.String() != canonical {
 			t.Errorf("parseOffset(%q).String() = %q", c.in, o.String())
 		}
 	}
@@ -139,3 +143,13 @@ func TestCompletionChoicesParse(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+func TestParseIsolationSuggests(t *testing.T) {
+	_, err := parseIsolation("read_comitted")
+	if err == nil || !strings.Contains(err.Error(), "(did you mean read_committed?)") {
+		t.Fatalf("read_comitted: %v", err)
+	}
+	if _, err := parseIsolation("read_committed"); err != nil {
+		t.Fatal(err)
+	}
+}
