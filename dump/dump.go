@@ -72,6 +72,12 @@ type Options struct {
 	// Stdin is what the path "-" reads, as a segment of unknown base
 	// offset (os.Stdin when nil).
 	Stdin io.Reader
+	// Open, when set, opens the files dump reads (those named, and the
+	// .log and .index beside an index) instead of the file system: a
+	// remote tier's objects under Kafka's file names (klog tiered dump).
+	// Paths are then printed as given. A missing file is an error that
+	// errors.Is(err, fs.ErrNotExist).
+	Open func(name string) (File, error)
 }
 
 // Filter selects what a dump prints. Bounds are inclusive; -1 leaves one
@@ -224,6 +230,38 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 	return res, err
 }
 
+// readerAtCloser is an open file: an *os.File, or a File from
+// Options.Open.
+type readerAtCloser interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// openSegment opens a .log or .checkpoint for dumpLog.
+func (d *dumper) openSegment(p string) (readerAtCloser, int64, error) {
+	if d.opts.Open != nil {
+		f, err := d.opened(p)
+		if err != nil {
+			return nil, 0, &IOError{Path: p, Err: err}
+		}
+		return f, f.Size(), nil
+	}
+	f, err := os.Open(d.openPath(p))
+	if err != nil {
+		return nil, 0, &IOError{Path: p, Err: err}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, &IOError{Path: p, Err: err}
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, 0, &IOError{Path: p, Err: errors.New("is a directory")}
+	}
+	return f, st.Size(), nil
+}
+
 // trouble records something that could not be dumped, says so on stderr
 // after what was printed so far, and lets the dump go on.
 func (d *dumper) trouble(p string, err error) {
@@ -302,7 +340,7 @@ func (d *dumper) openPath(p string) string {
 }
 
 func (d *dumper) absPath(p string) string {
-	if strings.HasPrefix(p, "/") {
+	if d.opts.Open != nil || strings.HasPrefix(p, "/") {
 		return p
 	}
 	if p == "" {
@@ -358,7 +396,7 @@ func (d *dumper) dumpFile(arg string, explicit bool) error {
 	if explicit {
 		// Named on the command line: never a silent success.
 		why = errors.New("not a Kafka file")
-		if _, err := os.Stat(d.openPath(p)); err != nil {
+		if _, err := os.Stat(d.openPath(p)); err != nil && d.opts.Open == nil {
 			why = errors.Unwrap(err)
 		}
 	}
@@ -434,19 +472,11 @@ func (d *dumper) dumpLog(p, name string) error {
 	}
 	d.r.logHeader(p, header)
 
-	f, err := os.Open(d.openPath(p))
+	f, fileSize, err := d.openSegment(p)
 	if err != nil {
-		return &IOError{Path: p, Err: err}
+		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &IOError{Path: p, Err: err}
-	}
-	if st.IsDir() {
-		return &IOError{Path: p, Err: errors.New("is a directory")}
-	}
-	fileSize := st.Size()
 	size := fileSize
 	if d.opts.MaxBytes >= 0 && d.opts.MaxBytes < size {
 		size = d.opts.MaxBytes

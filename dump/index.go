@@ -30,7 +30,13 @@ func baseOffsetFromName(name string) (int64, bool) {
 // checkpoint-invalid) that Kafka's tool would die on (no real one comes
 // near).
 func (d *dumper) readWhole(p string, limit int64, kind verify.Kind) ([]byte, error) {
-	b, err := safeio.ReadFile(d.openPath(p), limit)
+	var b []byte
+	var err error
+	if d.opts.Open != nil {
+		b, err = d.readOpened(p, limit)
+	} else {
+		b, err = safeio.ReadFile(d.openPath(p), limit)
+	}
 	var tl *safeio.TooLargeError
 	if errors.As(err, &tl) {
 		d.findings++
@@ -47,7 +53,7 @@ func (d *dumper) readWhole(p string, limit int64, kind verify.Kind) ([]byte, err
 // mapIndex maps an index file (as Kafka does), so that a huge or sparse
 // index costs the pages read, not its size.
 func (d *dumper) mapIndex(p string) ([]byte, func(), error) {
-	data, unmap, err := safeio.Map(d.openPath(p))
+	data, unmap, err := d.mapOrRead(p, d.openPath(p))
 	if err != nil {
 		return nil, nil, &IOError{Path: p, Err: err}
 	}
@@ -56,9 +62,16 @@ func (d *dumper) mapIndex(p string) ([]byte, func(), error) {
 
 // openLog opens the .log next to an index file, as dumpIndex and
 // dumpTimeIndex do before anything else.
-func (d *dumper) openLog(p, name string) (*os.File, int64, string, error) {
+func (d *dumper) openLog(p, name string) (readerAtCloser, int64, string, error) {
 	prefix := strings.SplitN(name, ".", 2)[0]
 	logPath := filepath.Join(filepath.Dir(p), prefix+".log")
+	if d.opts.Open != nil {
+		f, err := d.opened(logPath)
+		if err != nil {
+			return nil, 0, logPath, &FatalError{Path: p, Err: fmt.Errorf("cannot open the log segment beside it: %w", err)}
+		}
+		return f, f.Size(), logPath, nil
+	}
 	f, err := os.Open(d.openPath(logPath))
 	if err != nil {
 		return nil, 0, logPath, &FatalError{Path: p, Err: fmt.Errorf("cannot open the log segment beside it: %w", err)}
@@ -219,7 +232,8 @@ func (d *dumper) dumpTimeIndex(p, name string) (err error) {
 	}
 	defer log.Close()
 	prefix := strings.SplitN(name, ".", 2)[0]
-	idxData, unmapIdx, err := safeio.Map(d.openPath(filepath.Join(filepath.Dir(p), prefix+".index")))
+	idxName := filepath.Join(filepath.Dir(p), prefix+".index")
+	idxData, unmapIdx, err := d.mapOrRead(idxName, d.openPath(idxName))
 	if err != nil {
 		return &FatalError{Path: p, Err: fmt.Errorf("cannot open the offset index beside it: %w", err)}
 	}
@@ -335,7 +349,7 @@ func (d *dumper) dumpTimeIndex(p, name string) (err error) {
 
 // logFatalPos scans the whole log once and returns where Kafka's batch
 // iteration would throw (a size under the minimum), if anywhere.
-func (d *dumper) logFatalPos(f *os.File, size int64) (int64, error) {
+func (d *dumper) logFatalPos(f io.ReaderAt, size int64) (int64, error) {
 	sc := format.NewScanner(f, size, format.ScanOptions{MaxBatchBytes: d.opts.MaxBatchBytes})
 	for {
 		_, err := sc.Next()
@@ -394,14 +408,28 @@ func (d *dumper) dumpSnapshot(p string) error {
 
 // dumpTxnIndex mirrors DumpLogSegments.dumpTxnIndex.
 func (d *dumper) dumpTxnIndex(p string) error {
-	f, err := os.Open(d.openPath(p))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // Kafka prints nothing for a missing index
+	var f io.Reader
+	if d.opts.Open != nil {
+		of, err := d.opened(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // Kafka prints nothing for a missing index
+		}
+		if err != nil {
+			return &IOError{Path: p, Err: err}
+		}
+		defer of.Close()
+		f = io.NewSectionReader(of, 0, of.Size())
+	} else {
+		of, err := os.Open(d.openPath(p))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // Kafka prints nothing for a missing index
+		}
+		if err != nil {
+			return &IOError{Path: p, Err: err}
+		}
+		defer of.Close()
+		f = of
 	}
-	if err != nil {
-		return &IOError{Path: p, Err: err}
-	}
-	defer f.Close()
 	// Streamed: a zero-filled .txnindex of any size costs one buffer.
 	var ferr error
 	n := 0

@@ -33,6 +33,8 @@ type verifier struct {
 	tally atomic.Int64
 	rr    format.RecordReader
 	rec   format.Record
+	// onBatch, when set, sees every batch read whole (LogChecker).
+	onBatch func(*format.Batch)
 }
 
 func newVerifier(ctx context.Context, opts Options, rd *reads) *verifier {
@@ -199,6 +201,9 @@ func (v *verifier) scanLog(f *FileReport, t task, file io.ReaderAt, size int64, 
 		}
 		f.Batches++
 		f.lastPos, f.lastCRC = b.Pos, int64(b.CRC)
+		if v.onBatch != nil {
+			v.onBatch(b)
+		}
 		if checkCRC && !b.Valid() {
 			f.add(crcProblem(b))
 		}
