@@ -43,6 +43,7 @@ var rank = map[string]int{
 	"kraft":         4,
 	"search":        4,
 	"replicate":     4,
+	"tiered":        4,
 	"inspect":       6,
 	"dump":          5,
 	"serve":         5,
