@@ -258,8 +258,13 @@ func (c *Checker) partitionFindings(ctx context.Context, rep *PartitionReport, l
 				f := Finding{Problem: verify.Problem{Kind: KindRemoteOverlap, Position: -1, Offset: m.StartOffset,
 					Message: "segments " + prev.SegmentID + " and " + s.SegmentID + " both hold offsets " + itoa(m.StartOffset) + "-" + itoa(min(end, m.EndOffset))},
 					Partition: rep.Partition, TopicID: rep.TopicID, SegmentID: s.SegmentID}
-				if !lin.Referenced(prev.meta.ID) || !lin.Referenced(m.ID) {
-					f.Message += "; the leader-epoch chains serve only one of them, the other is a leftover Kafka will not delete by offset"
+				switch pr, sr := lin.Referenced(prev.meta.ID), lin.Referenced(m.ID); {
+				case pr && !sr:
+					f.Message += "; the leader-epoch chains serve " + prev.SegmentID + ", " + s.SegmentID + " is a leftover"
+					f.Key = s.seg.Key(SuffixLog)
+				case sr && !pr:
+					f.Message += "; the leader-epoch chains serve " + s.SegmentID + ", " + prev.SegmentID + " is a leftover"
+					f.SegmentID, f.Key = prev.SegmentID, prev.seg.Key(SuffixLog)
 				}
 				f.Repair = "keep the segment the leader-epoch chain serves (klog tiered ls shows it); the other one's objects and metadata are a leftover (KAFKA-16511)"
 				rep.Findings = append(rep.Findings, f)
