@@ -144,3 +144,23 @@ func (d *Dir) ReadAt(ctx context.Context, key string, p []byte, off int64) (int,
 	}
 	return n, err
 }
+
+// Stream reads the file from off.
+func (d *Dir) Stream(ctx context.Context, key string, off int64) (io.ReadCloser, error) {
+	fp, err := d.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(fp)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &notExist{loc: fp}
+		}
+		return nil, err
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

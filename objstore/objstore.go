@@ -13,6 +13,7 @@ package objstore
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"strings"
 )
@@ -39,6 +40,10 @@ type Store interface {
 	// ReadAt reads len(p) bytes of the object from off. It returns fewer
 	// only when the object ends first, with io.EOF (io.ReaderAt's rule).
 	ReadAt(ctx context.Context, key string, p []byte, off int64) (int, error)
+	// Stream reads the object from off to its end as one request (a
+	// ranged GET bytes=off-), for sequential reads; a body that breaks
+	// off is resumed where it stopped. Close it.
+	Stream(ctx context.Context, key string, off int64) (io.ReadCloser, error)
 	// Location names key for messages: a file path, or s3://bucket/key.
 	Location(key string) string
 }

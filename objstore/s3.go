@@ -246,6 +246,89 @@ func (s *S3) ReadAt(ctx context.Context, key string, p []byte, off int64) (int, 
 	return n, last
 }
 
+// Stream is one GET of bytes=off- whose body is read as the caller reads;
+// it holds one of the store's Parallel slots until closed. A body that
+// breaks off is asked for again from where it stopped, with back-off, up to
+// MaxAttempts times.
+func (s *S3) Stream(ctx context.Context, key string, off int64) (io.ReadCloser, error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	st := &s3Stream{s: s, ctx: ctx, key: key, pos: off}
+	if err := st.open(); err != nil {
+		s.release()
+		return nil, err
+	}
+	return st, nil
+}
+
+type s3Stream struct {
+	s      *S3
+	ctx    context.Context
+	key    string
+	pos    int64
+	body   io.ReadCloser
+	end    bool
+	closed bool
+}
+
+func (st *s3Stream) open() error {
+	rng := "bytes=" + strconv.FormatInt(st.pos, 10) + "-"
+	out, err := st.s.client.GetObject(st.ctx, &s3.GetObjectInput{Bucket: &st.s.bucket, Key: &st.key, Range: &rng})
+	if err != nil {
+		var re *awshttp.ResponseError
+		if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusRequestedRangeNotSatisfiable {
+			st.end = true
+			return nil
+		}
+		return st.s.wrap(st.key, err)
+	}
+	st.body = out.Body
+	return nil
+}
+
+func (st *s3Stream) Read(p []byte) (int, error) {
+	for attempt := 0; ; attempt++ {
+		if st.end {
+			return 0, io.EOF
+		}
+		n, err := st.body.Read(p)
+		st.pos += int64(n)
+		switch {
+		case err == io.EOF:
+			st.end = true
+			if n > 0 {
+				return n, nil
+			}
+			return 0, io.EOF
+		case err == nil || n > 0:
+			return n, nil // an error after data comes back on the next Read
+		}
+		if attempt+1 >= st.s.attempts || st.ctx.Err() != nil {
+			return 0, &bodyError{loc: st.s.Location(st.key), err: err}
+		}
+		st.body.Close()
+		if berr := backoff(st.ctx, attempt+1); berr != nil {
+			return 0, berr
+		}
+		if oerr := st.open(); oerr != nil {
+			return 0, oerr
+		}
+	}
+}
+
+func (st *s3Stream) Close() error {
+	if st.closed {
+		return nil
+	}
+	st.closed = true
+	if st.body != nil {
+		st.body.Close()
+	}
+	st.s.release()
+	return nil
+}
+
 // get is one GET of len(p) bytes at off; eof reports that the object
 // ended before p was full.
 func (s *S3) get(ctx context.Context, key string, p []byte, off int64) (n int, eof bool, err error) {

@@ -21,18 +21,22 @@ type Blocks interface {
 	Fetch(ctx context.Context, i int, dst []byte) error
 }
 
-// DefaultBlockSize is the size of one ranged read of a SeqReader over a
-// plain object; DefaultDepth is how many blocks it keeps in flight ahead of
-// the reader.
+// DefaultBlockSize is the size of one block of a SeqReader over a plain
+// object (one ranged read, or one step of a stream); DefaultDepth is how
+// many blocks it reads ahead of the reader (in a stream, the buffers the
+// body flows into while the reader works).
 const (
-	DefaultBlockSize = 4 << 20
-	DefaultDepth     = 4
+	DefaultBlockSize = 1 << 20
+	DefaultDepth     = 8
 )
 
 // SeqReader is an io.ReaderAt over Blocks that reads ahead: while the
-// caller reads block i, blocks i+1 .. i+Depth-1 are fetched concurrently.
-// A read behind the window fetches its block again (one block is kept for
-// that). Memory is Depth+1 blocks, whatever the object's size.
+// caller reads block i, the next Depth-1 blocks are fetched. Over a
+// Streamer they come from one request that flows into Depth buffers (the
+// way a download runs, and as fast); over other Blocks, from Depth
+// concurrent ranged reads. A jump forward starts again from there; a read
+// behind fetches its block on its own (one block is kept for that). Memory
+// is Depth+1 blocks, whatever the object's size.
 type SeqReader struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -46,6 +50,38 @@ type SeqReader struct {
 	free   [][]byte
 	back   *slot
 	closed bool
+
+	// Stream mode (b is a Streamer): one producer reads blocks in order
+	// into depth buffers; cur is the block being read.
+	streamer Streamer
+	sq       *streamQueue
+	cur      *slot
+}
+
+// streamQueue is one producer's blocks, in order from next.
+type streamQueue struct {
+	next   int
+	ch     chan *slot
+	free   chan []byte
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Streamer is Blocks that can also be read in order through one request
+// (one GET of the rest of the object), the fast way to read a whole object
+// sequentially: the body flows while the caller works, as a plain download
+// does.
+type Streamer interface {
+	Blocks
+	// Stream returns the blocks from i on, in order.
+	Stream(ctx context.Context, i int) (BlockStream, error)
+}
+
+// BlockStream yields consecutive blocks.
+type BlockStream interface {
+	// Next fills dst (of the next block's length) with the next block.
+	Next(dst []byte) error
+	Close() error
 }
 
 type slot struct {
@@ -63,7 +99,9 @@ func NewSeqReader(ctx context.Context, b Blocks, size int64, depth int) *SeqRead
 		depth = DefaultDepth
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	return &SeqReader{ctx: ctx, cancel: cancel, b: b, size: size, depth: depth, base: -1}
+	r := &SeqReader{ctx: ctx, cancel: cancel, b: b, size: size, depth: depth, base: -1}
+	r.streamer, _ = b.(Streamer)
+	return r
 }
 
 // Size is the number of bytes the reader serves.
@@ -108,6 +146,9 @@ func (r *SeqReader) blockAt(at int64) int {
 // slotFor returns block i fetched, moving the window forward when i is at
 // or past its start.
 func (r *SeqReader) slotFor(i int) (*slot, error) {
+	if r.streamer != nil {
+		return r.streamSlot(i)
+	}
 	if r.base >= 0 && i >= r.base && i < r.base+len(r.window) {
 		s := r.window[i-r.base]
 		if i > r.base {
@@ -190,6 +231,101 @@ func (r *SeqReader) wait(s *slot) (*slot, error) {
 	return s, nil
 }
 
+// streamSlot is slotFor in stream mode: the current block, the producer's
+// next one, a new stream for a jump ahead, or one fetch for a read behind.
+func (r *SeqReader) streamSlot(i int) (*slot, error) {
+	if r.cur != nil && r.cur.i == i {
+		return r.cur, nil
+	}
+	if r.cur != nil && i < r.cur.i {
+		return r.behind(i)
+	}
+	if r.sq == nil || i != r.sq.next {
+		r.stopStream()
+		r.startStream(i)
+	}
+	var s *slot
+	select {
+	case s = <-r.sq.ch:
+	case <-r.ctx.Done():
+		return nil, r.ctx.Err()
+	}
+	if r.cur != nil {
+		r.sq.free <- r.cur.buf
+	}
+	r.cur = s
+	r.sq.next = i + 1
+	if s.err != nil {
+		r.stopStream()
+		r.cur = nil
+		return nil, s.err
+	}
+	return s, nil
+}
+
+// behind fetches one block before the current one on its own.
+func (r *SeqReader) behind(i int) (*slot, error) {
+	if r.back != nil && r.back.i == i {
+		return r.wait(r.back)
+	}
+	var buf []byte
+	if r.back != nil {
+		r.stop(r.back)
+		buf = r.back.buf
+	}
+	r.back = r.start(i, buf)
+	return r.wait(r.back)
+}
+
+func (r *SeqReader) startStream(i int) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	q := &streamQueue{next: i, ch: make(chan *slot, r.depth), free: make(chan []byte, r.depth+1), cancel: cancel, done: make(chan struct{})}
+	for range r.depth {
+		q.free <- nil
+	}
+	r.sq = q
+	go func() {
+		defer close(q.done)
+		bs, err := r.streamer.Stream(ctx, i)
+		if err != nil {
+			q.ch <- &slot{i: i, err: err}
+			return
+		}
+		defer bs.Close()
+		for j := i; j < r.b.Len(); j++ {
+			var buf []byte
+			select {
+			case buf = <-q.free:
+			case <-ctx.Done():
+				return
+			}
+			_, n := r.b.Range(j)
+			if cap(buf) < n {
+				buf = make([]byte, n)
+			}
+			s := &slot{i: j, buf: buf[:n]}
+			s.err = bs.Next(s.buf)
+			select {
+			case q.ch <- s:
+			case <-ctx.Done():
+				return
+			}
+			if s.err != nil {
+				return
+			}
+		}
+	}()
+}
+
+func (r *SeqReader) stopStream() {
+	if r.sq == nil {
+		return
+	}
+	r.sq.cancel()
+	<-r.sq.done
+	r.sq = nil
+}
+
 // Close stops the fetches in flight and releases the blocks.
 func (r *SeqReader) Close() error {
 	r.mu.Lock()
@@ -199,13 +335,14 @@ func (r *SeqReader) Close() error {
 	}
 	r.closed = true
 	r.cancel()
+	r.stopStream()
 	for _, s := range r.window {
 		<-s.done
 	}
 	if r.back != nil {
 		<-r.back.done
 	}
-	r.window, r.free, r.back = nil, nil, nil
+	r.window, r.free, r.back, r.cur = nil, nil, nil, nil
 	return nil
 }
 
@@ -247,6 +384,36 @@ func (o *ObjectBlocks) Fetch(ctx context.Context, i int, dst []byte) error {
 	}
 	return err
 }
+
+// Stream implements Streamer: one request for the rest of the object.
+func (o *ObjectBlocks) Stream(ctx context.Context, i int) (BlockStream, error) {
+	pos, _ := o.Range(i)
+	rc, err := o.Store.Stream(ctx, o.Key, pos)
+	if err != nil {
+		return nil, err
+	}
+	return &objectStream{o: o, rc: rc, pos: pos}, nil
+}
+
+type objectStream struct {
+	o   *ObjectBlocks
+	rc  io.ReadCloser
+	pos int64
+}
+
+func (s *objectStream) Next(dst []byte) error {
+	n, err := io.ReadFull(s.rc, dst)
+	s.pos += int64(n)
+	if n == len(dst) {
+		return nil
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return &ShortError{Location: s.o.Store.Location(s.o.Key), Want: s.o.Size, Got: s.pos}
+	}
+	return err
+}
+
+func (s *objectStream) Close() error { return s.rc.Close() }
 
 // ShortError is an object that ended before the size it was listed with.
 type ShortError struct {

@@ -155,7 +155,13 @@ func (r *Remote) OpenLog(ctx context.Context, seg *Segment, m *Manifest) (*LogRe
 	if err != nil {
 		return nil, &ObjectError{Location: r.Store.Location(seg.Key(SuffixManifest)), Pos: -1, Chunk: -1, OriginalPos: -1, Err: err}
 	}
-	return &LogReader{SeqReader: objstore.NewSeqReader(ctx, cb, int64(m.chunks.OriginalFileSize), r.Depth), Manifest: m}, nil
+	depth := r.Depth
+	if depth <= 0 && cb.Len() > 0 {
+		// About 8 MiB read ahead, however large the chunks.
+		_, n := cb.Range(0)
+		depth = max(2, (8<<20)/max(n, 1))
+	}
+	return &LogReader{SeqReader: objstore.NewSeqReader(ctx, cb, int64(m.chunks.OriginalFileSize), min(depth, objstore.DefaultDepth)), Manifest: m}, nil
 }
 
 // aead is the manifest's data key, unwrapped once.
@@ -239,11 +245,59 @@ func (cb *chunkBlocks) Fetch(ctx context.Context, i int, dst []byte) error {
 		}
 		return err
 	}
-	base := first.OriginalPosition
+	return cb.detransformBlock(buf, dst, firstID, lastID)
+}
+
+// Stream implements objstore.Streamer: one request from block i's first
+// chunk to the end of the object, each block's chunks detransformed as they
+// arrive.
+func (cb *chunkBlocks) Stream(ctx context.Context, i int) (objstore.BlockStream, error) {
+	first := cb.ci.Chunk(i * cb.per)
+	rc, err := cb.store.Stream(ctx, cb.key, first.TransformedPosition)
+	if err != nil {
+		return nil, err
+	}
+	return &chunkStream{cb: cb, rc: rc, next: i}, nil
+}
+
+type chunkStream struct {
+	cb   *chunkBlocks
+	rc   io.ReadCloser
+	next int
+	buf  []byte
+}
+
+func (s *chunkStream) Next(dst []byte) error {
+	cb, i := s.cb, s.next
+	s.next++
+	firstID := i * cb.per
+	lastID := min((i+1)*cb.per, cb.ci.Len()) - 1
+	first, last := cb.ci.Chunk(firstID), cb.ci.Chunk(lastID)
+	tlen := last.TransformedPosition + int64(last.TransformedSize) - first.TransformedPosition
+	if int64(cap(s.buf)) < tlen {
+		s.buf = make([]byte, tlen)
+	}
+	buf := s.buf[:tlen]
+	if n, err := io.ReadFull(s.rc, buf); n < len(buf) {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return objectErr(cb.store.Location(cb.key), first.TransformedPosition+int64(n),
+				errors.New("the object ends before the chunk index's transformed size "+strconv.FormatInt(cb.ci.TransformedSize(), 10)))
+		}
+		return err
+	}
+	return cb.detransformBlock(buf, dst, firstID, lastID)
+}
+
+func (s *chunkStream) Close() error { return s.rc.Close() }
+
+// detransformBlock turns the transformed bytes of chunks firstID..lastID
+// into dst.
+func (cb *chunkBlocks) detransformBlock(buf, dst []byte, firstID, lastID int) error {
+	first := cb.ci.Chunk(firstID)
 	for id := firstID; id <= lastID; id++ {
 		c := cb.ci.Chunk(id)
 		raw := buf[c.TransformedPosition-first.TransformedPosition:][:c.TransformedSize]
-		out := dst[c.OriginalPosition-base:][:c.OriginalSize]
+		out := dst[c.OriginalPosition-first.OriginalPosition:][:c.OriginalSize]
 		if err := cb.detransform(raw, out); err != nil {
 			return &ObjectError{Location: cb.store.Location(cb.key), Pos: c.TransformedPosition, Chunk: c.ID, OriginalPos: c.OriginalPosition, Err: err}
 		}

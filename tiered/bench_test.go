@@ -1,0 +1,299 @@
+package tiered
+
+// Benchmarks of the remote tier, each against its reference in the same
+// run:
+//
+//	go test ./tiered -run '^$' -bench . -benchtime 1x   (needs versitygw: KLOG_VERSITYGW or PATH)
+//
+// BenchmarkRemoteVerify1GiB: klog's verify of 1 GiB of remote segments
+// through versitygw against fetching the same objects with the S3 client
+// alone (GetObject, the body copied to io.Discard, as many at once as
+// verify reads); the ratio is the "ratio" metric.
+// BenchmarkRemoteVerifyRSS: the peak RSS of a process verifying one
+// segment of 64 MiB and one of 512 MiB (it does not grow with the size).
+// BenchmarkRemoteSegments10k: 10,000 remote segments listed, folded and
+// checked, with the peak RSS.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/objstore"
+)
+
+// benchBatch is one uncompressed v2 batch of n records of 1 KiB values.
+func benchBatch(tb testing.TB, n int) []byte {
+	tb.Helper()
+	recs := make([]format.Record, n)
+	val := make([]byte, 1024)
+	for i := range val {
+		val[i] = byte('a' + i%26)
+	}
+	for i := range recs {
+		recs[i] = format.Record{Offset: int64(i), Timestamp: 1700000000000 + int64(i), Key: []byte("key-" + strconv.Itoa(i)), Value: val}
+	}
+	h := format.Batch{PartitionLeaderEpoch: 0, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+	format.PrepareBatch(&h, recs)
+	var c format.Compressor
+	b, err := c.AppendBatch(nil, &h, recs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// writeLTSSegments writes segments LocalTieredStorage .log objects of size
+// bytes each (whole batches) under dir's partition directory; only the
+// .log: the benchmarks read logs.
+func writeLTSSegments(tb testing.TB, dir string, segments int, size int64) int64 {
+	tb.Helper()
+	batch := benchBatch(tb, 1000)
+	per := int64(1000)
+	pd := filepath.Join(dir, "kafka-tiered-storage", "bench-0-YmVuY2gAAAAAAAAAAAAAAQ")
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	off := int64(0)
+	var total int64
+	for s := range segments {
+		id := Uuid{byte(s >> 8), byte(s), 1}
+		f, err := os.Create(filepath.Join(pd, FilenamePrefix(off)+"-"+id.String()+SuffixLog))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for w := int64(0); w+int64(len(batch)) <= size; w += int64(len(batch)) {
+			// The base offset is outside the CRC: one batch serves all.
+			putBase(batch, off)
+			if _, err := f.Write(batch); err != nil {
+				tb.Fatal(err)
+			}
+			off += per
+			total += int64(len(batch))
+		}
+		f.Close()
+	}
+	return total
+}
+
+func putBase(b []byte, off int64) {
+	for i := range 8 {
+		b[i] = byte(off >> (56 - 8*i))
+	}
+}
+
+// rawClient is the SDK's client alone, as a reference.
+func rawClient(tb testing.TB, endpoint string) *s3.Client {
+	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("us-east-1"), config.WithBaseEndpoint(endpoint),
+		config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired),
+		config.WithResponseChecksumValidation(aws.ResponseChecksumValidationWhenRequired))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
+}
+
+func BenchmarkRemoteVerify1GiB(b *testing.B) {
+	root := b.TempDir()
+	bucket := filepath.Join(root, "tiered")
+	total := writeLTSSegments(b, filepath.Join(bucket, "bench"), 16, 64<<20)
+	ep := versityGW(b, root, "klogbench", "klog-secret")
+	b.Setenv("AWS_ACCESS_KEY_ID", "klogbench")
+	b.Setenv("AWS_SECRET_ACCESS_KEY", "klog-secret")
+	b.Setenv("AWS_CONFIG_FILE", filepath.Join(root, "none"))
+	b.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(root, "none"))
+	st, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: ep})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var keys []string
+	st.List(context.Background(), "bench/", func(o objstore.Object) error { keys = append(keys, o.Key); return nil })
+	client := rawClient(b, ep)
+	const jobs = 4
+	var rawT, klogT time.Duration
+	b.SetBytes(total)
+	for b.Loop() {
+		start := time.Now()
+		work := make(chan string)
+		var wg sync.WaitGroup
+		for range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range work {
+					out, err := client.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("tiered"), Key: aws.String(k)})
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					io.Copy(io.Discard, out.Body)
+					out.Body.Close()
+				}
+			}()
+		}
+		for _, k := range keys {
+			work <- k
+		}
+		close(work)
+		wg.Wait()
+		rawT += time.Since(start)
+
+		start = time.Now()
+		sum, err := Run(context.Background(), Options{Remote: &Remote{Store: st}, Prefix: "bench/", Checker: Checker{Read: true, Jobs: jobs}},
+			func(p *PartitionReport) error {
+				for _, s := range p.Segments {
+					if s.Read == nil || !s.Read.OK {
+						b.Errorf("segment %s not verified clean: %+v", s.SegmentID, s.Findings)
+					}
+				}
+				return nil
+			})
+		if err != nil || sum.Segments != len(keys) {
+			b.Fatalf("verify: %v (%d segments)", err, sum.Segments)
+		}
+		klogT += time.Since(start)
+	}
+	n := float64(b.N)
+	rawMBs := float64(total) * n / rawT.Seconds() / 1e6
+	klogMBs := float64(total) * n / klogT.Seconds() / 1e6
+	b.ReportMetric(rawMBs, "client-MB/s")
+	b.ReportMetric(klogMBs, "verify-MB/s")
+	b.ReportMetric(klogMBs/rawMBs, "ratio")
+}
+
+// childEnv runs this test binary as a child that verifies one store and
+// exits (TestMain), and returns its peak RSS in bytes.
+func childRSS(tb testing.TB, args ...string) int64 {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "KLOG_TIERED_CHILD="+fmt.Sprint(args))
+	for i, a := range args {
+		cmd.Env = append(cmd.Env, "KLOG_TIERED_ARG"+strconv.Itoa(i)+"="+a)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("child: %v\n%s", err, out)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		tb.Skip("no rusage on this system")
+	}
+	return ru.Maxrss * 1024 // Linux reports KiB
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KLOG_TIERED_CHILD") != "" {
+		os.Exit(child(os.Getenv("KLOG_TIERED_ARG0"), os.Getenv("KLOG_TIERED_ARG1")))
+	}
+	os.Exit(m.Run())
+}
+
+// child verifies the directory store dir (mode "verify") or checks it
+// against a synthetic lineage of every segment it holds (mode "lineage").
+func child(mode, dir string) int {
+	st, err := objstore.NewDir(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx := context.Background()
+	var lin *Lineage
+	if mode == "lineage" {
+		lin = NewLineage()
+		ListPartitions(ctx, st, "", nil, func(p *PartitionObjects) error {
+			for _, s := range p.Segments {
+				lin.Apply(&Event{Kind: EventSegment, Partition: p.Partition, SegmentID: s.SegmentID, StartOffset: s.StartOffset, EndOffset: s.StartOffset + 9,
+					MaxTimestampMs: 1700000000009, LeaderEpochs: []EpochStart{{0, s.StartOffset}}, SizeInBytes: int32(s.Objects[SuffixLog].Size), TxnIdxEmpty: true, State: CopySegmentStarted})
+				lin.Apply(&Event{Kind: EventSegmentUpdate, Partition: p.Partition, SegmentID: s.SegmentID, State: CopySegmentFinished})
+			}
+			return nil
+		})
+	}
+	c := Checker{Remote: &Remote{Store: st}, Read: true}
+	n := 0
+	_, err = ListPartitions(ctx, st, "", nil, func(p *PartitionObjects) error {
+		var pl *PartitionLineage
+		if lin != nil {
+			pl = lin.Partitions[p.Partition]
+		}
+		rep := c.CheckPartition(ctx, p, pl, nil)
+		n += len(rep.Segments)
+		if f, _ := rep.Count(); f > 0 {
+			return fmt.Errorf("%d findings on clean segments: %+v", f, FirstFinding(rep))
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Println(n, "segments")
+	return 0
+}
+
+// FirstFinding is rep's first finding (for messages).
+func FirstFinding(rep *PartitionReport) *Finding {
+	for _, f := range allOf(rep) {
+		if !f.Info {
+			return &f
+		}
+	}
+	return nil
+}
+
+func BenchmarkRemoteVerifyRSS(b *testing.B) {
+	for _, size := range []int64{64 << 20, 512 << 20} {
+		b.Run("segment="+strconv.FormatInt(size>>20, 10)+"MiB", func(b *testing.B) {
+			dir := b.TempDir()
+			total := writeLTSSegments(b, dir, 1, size)
+			b.SetBytes(total)
+			var rss int64
+			for b.Loop() {
+				rss = max(rss, childRSS(b, "verify", dir))
+			}
+			b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+		})
+	}
+}
+
+func BenchmarkRemoteSegments10k(b *testing.B) {
+	dir := b.TempDir()
+	pd := filepath.Join(dir, "kafka-tiered-storage", "bench-0-YmVuY2gAAAAAAAAAAAAAAQ")
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	batch := benchBatch(b, 10)
+	for s := range 10000 {
+		id := Uuid{byte(s >> 8), byte(s), 2}
+		base := filepath.Join(pd, FilenamePrefix(int64(s)*10)+"-"+id.String())
+		putBase(batch, int64(s)*10)
+		for _, sfx := range kafkaSuffixes[:5] {
+			data := []byte{}
+			if sfx == SuffixLog {
+				data = batch
+			}
+			if err := os.WriteFile(base+sfx, data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var rss int64
+	for b.Loop() {
+		rss = max(rss, childRSS(b, "lineage", dir))
+	}
+	b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(10000, "segments")
+}
