@@ -217,15 +217,15 @@ func WriteTieredRetention(w io.Writer, rep *tiered.RetentionReport) error {
 	return err
 }
 
-// WriteTieredRetentionJSON writes a "retentionSegment" object per segment
-// and a "retentionSummary".
+// WriteTieredRetentionJSON writes a "remoteRetentionSegment" object per segment
+// and a "remoteRetentionSummary".
 func WriteTieredRetentionJSON(w io.Writer, rep *tiered.RetentionReport) error {
 	for _, s := range rep.Segments {
-		if err := ndjson.WriteTyped(w, "retentionSegment", s); err != nil {
+		if err := ndjson.WriteTyped(w, "remoteRetentionSegment", s); err != nil {
 			return err
 		}
 	}
 	sum := *rep
 	sum.Segments = nil
-	return ndjson.WriteTyped(w, "retentionSummary", sum)
+	return ndjson.WriteTyped(w, "remoteRetentionSummary", sum)
 }

@@ -34,7 +34,18 @@ func docFiles() (map[string][]byte, error) {
 		return nil, err
 	}
 	files["man/klog.1"] = []byte(man)
+	var pages []*cli.Command
 	for _, cmd := range app.Commands {
+		pages = append(pages, cmd)
+		for _, sc := range cmd.Subcommands {
+			// A subcommand's page is klog-CMD-SUB (klog tiered ls:
+			// klog-tiered-ls).
+			cp := *sc
+			cp.Name = cmd.Name + " " + sc.Name
+			pages = append(pages, &cp)
+		}
+	}
+	for _, cmd := range pages {
 		sub := commandDocApp(cmd)
 		md, err := sub.ToMarkdown()
 		if err != nil {
@@ -97,7 +108,7 @@ func commandDocApp(cmd *cli.Command) *cli.App {
 		usage += " " + cmd.ArgsUsage
 	}
 	return &cli.App{
-		Name:        "klog-" + cmd.Name,
+		Name:        "klog-" + strings.ReplaceAll(cmd.Name, " ", "-"),
 		Usage:       cmd.Usage,
 		UsageText:   usage,
 		Description: cmd.Description,

@@ -74,6 +74,11 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("SEGMENTS", seg)
 			env.Setenv("SCHEMAS", schemas)
+			tiered, err := filepath.Abs("../../tiered/testdata/kafka-written")
+			if err != nil {
+				return err
+			}
+			env.Setenv("TIERED", tiered)
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("TZ", "UTC")
 			return nil
