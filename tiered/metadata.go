@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
@@ -128,6 +127,3 @@ func (l *Lineage) MetadataSummary() (partitions, segments int) {
 	}
 	return
 }
-
-// metadataTrim strips the directory from a problem's message path.
-func metadataTrim(s string) string { return strings.TrimSpace(s) }
