@@ -1,6 +1,9 @@
 package dump
 
 import (
+	"errors"
+	"strconv"
+
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/ndjson"
@@ -24,7 +27,9 @@ const (
 )
 
 // attachDecoder creates the dumper's decoder for opts and hands it to the
-// renderer, which prints d.dec.cur for each non-control record.
+// renderer, which prints d.dec.cur for each non-control record. The
+// decoder classes are loaded by loadClasses, when the first log file is
+// dumped.
 func (d *dumper) attachDecoder() {
 	d.dec = internaltopic.New(d.opts.Decoder)
 	if d.dec == nil {
@@ -38,14 +43,75 @@ func (d *dumper) attachDecoder() {
 	}
 }
 
-// decodeRecord decodes r into d.dec.cur before the renderer prints it.
-// Control records are not decoded: kafka-dump-log prints no contents for
-// them.
+// loadClasses is DumpLogSegmentsOptions.messageParser for a log file: a
+// message decoder wins over the decoder classes, which are loaded value
+// first; klog's external value decoder replaces the value class.
+func (d *dumper) loadClasses() error {
+	if d.dec != nil || d.cd != nil {
+		return nil
+	}
+	cd := &contentDecoder{ext: d.opts.ValueDecoder, keyEnc: d.opts.KeyEncoding, valueEnc: d.opts.ValueEncoding}
+	var err error
+	if d.opts.ValueDecoderClass != nil && d.opts.ValueDecoder == nil {
+		if cd.value, err = loadDecoderClass("value-decoder-class", *d.opts.ValueDecoderClass); err != nil {
+			return err
+		}
+	}
+	if d.opts.KeyDecoderClass != nil {
+		if cd.key, err = loadDecoderClass("key-decoder-class", *d.opts.KeyDecoderClass); err != nil {
+			return err
+		}
+	}
+	if cd.plain() {
+		return nil
+	}
+	d.cd = cd
+	switch r := d.r.(type) {
+	case *textRenderer:
+		r.cd = cd
+	case *jsonRenderer:
+		r.cd = cd
+	}
+	return nil
+}
+
+// decodeRecord decodes r into d.dec.cur (or d.cd.cur) before the renderer
+// prints it. Control records are not decoded: kafka-dump-log prints no
+// contents for them.
 func (d *dumper) decodeRecord(b *format.Batch, r *format.Record) {
-	if d.dec == nil || b.IsControl() {
+	if b.IsControl() || !d.opts.PrintData {
 		return
 	}
-	d.dec.Decode(r)
+	switch {
+	case d.dec != nil:
+		d.dec.Decode(r)
+	case d.cd != nil:
+		d.cd.decode(r)
+	}
+}
+
+// ValueDecoderError is klog's external value decoder failing on a record:
+// the dump stops there.
+type ValueDecoderError struct {
+	Offset int64
+	Err    error
+}
+
+func (e *ValueDecoderError) Error() string {
+	if e.Offset < 0 {
+		return "--value-decoder-cmd: " + e.Err.Error()
+	}
+	return "--value-decoder-cmd at offset " + strconv.FormatInt(e.Offset, 10) + ": " + e.Err.Error()
+}
+
+func (e *ValueDecoderError) Unwrap() error { return e.Err }
+
+// stopsTheRun reports the errors after which no file is dumped: a decoder
+// class Kafka cannot load, and the external decoder failing.
+func stopsTheRun(err error) bool {
+	var dce *DecoderClassError
+	var vde *ValueDecoderError
+	return errors.As(err, &dce) || errors.As(err, &vde)
 }
 
 // reportDecodeProblem counts a record the decoder could not decode as a

@@ -201,6 +201,9 @@ func TestDecoderJSONShareAndRemoteLog(t *testing.T) {
 			t.Fatalf("offset %v: key %v value %v", r["offset"], r["decodedKey"], r["decodedValue"])
 		}
 		kinds[v["kind"].(string)]++
+		// record's decodedValue also admits any JSON (find's formats): check
+		// the object against its own definition.
+		checkDef(t, "remoteLogMetadata", v)
 	}
 	want := map[string]int{"RemoteLogSegmentMetadata": 3, "RemoteLogSegmentMetadataUpdate": 4,
 		"RemotePartitionDeleteMetadata": 3, "RemoteLogSegmentMetadataSnapshot": 1}

@@ -69,6 +69,16 @@ type Options struct {
 	// Decoder prints keys and values through one of kafka-dump-log's
 	// message decoders (--offsets-decoder, ...); it implies PrintData.
 	Decoder Decoder
+	// KeyDecoderClass and ValueDecoderClass are --key-decoder-class and
+	// --value-decoder-class: nil when not given (StringDecoder). Given, they
+	// imply PrintData; without a Decoder, a class klog does not have ends
+	// the dump at the first .log or .checkpoint file with a
+	// *DecoderClassError, as Kafka's tool dies there.
+	KeyDecoderClass, ValueDecoderClass *string
+	// ValueDecoder, when set, turns every value into its payload text
+	// (--value-decoder-cmd); it implies PrintData. Its error ends the dump
+	// with a *ValueDecoderError.
+	ValueDecoder ValueDecoder
 	// Stdin is what the path "-" reads, as a segment of unknown base
 	// offset (os.Stdin when nil).
 	Stdin io.Reader
@@ -160,7 +170,7 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 // every 256 batches), returning ctx's error after flushing what was
 // written.
 func RunContext(ctx context.Context, paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
-	if opts.Decoder != DecoderNone {
+	if opts.Decoder != DecoderNone || opts.KeyDecoderClass != nil || opts.ValueDecoderClass != nil || opts.ValueDecoder != nil {
 		opts.PrintData = true
 	}
 	if opts.PrintData {
@@ -208,6 +218,9 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 				d.trouble(ioe.Path, ioe.Err)
 				err = nil
 				continue
+			}
+			if stopsTheRun(err) {
+				break
 			}
 			if opts.JSON && !isIOError(err) && ctx.Err() == nil {
 				// JSON reports the problem and goes on with the next file.
@@ -291,8 +304,11 @@ type dumper struct {
 	idxMisPaths []string
 	idxMis      map[string]*treeMap
 	tix         timeIndexErrors
-	// dec is the --offsets-decoder etc. decoder (decoder.go); nil without one.
+	// dec is the --offsets-decoder etc. decoder (decoding.go); nil without one.
 	dec *internaltopic.Decoder
+	// cd renders contents through the decoder classes or the external
+	// value decoder (classdecoder.go); nil for the default StringDecoder.
+	cd *contentDecoder
 	// stdinPath is the temporary copy of stdin that "-" names.
 	stdinPath string
 	troubles  []error
@@ -452,6 +468,10 @@ func (d *dumper) dumpKnown(p, name string) (known bool, err error) {
 
 // dumpLog prints a .log or KRaft .checkpoint file (DumpLogSegments.dumpLog).
 func (d *dumper) dumpLog(p, name string) error {
+	if err := d.loadClasses(); err != nil {
+		// messageParser() runs for each such file, before dumpLog prints.
+		return &FatalError{Path: p, Err: err}
+	}
 	var header string
 	if name == "-" || strings.HasSuffix(name, ".log") {
 		start, err := strconv.ParseInt(strings.SplitN(name, ".", 2)[0], 10, 64)
@@ -602,14 +622,22 @@ func (d *dumper) dumpLog(p, name string) error {
 			}
 			records++
 			prev = r.Offset
-			d.decodeRecord(b, r) // decoder.go
+			d.decodeRecord(b, r) // decoding.go
 			if ferr := d.r.record(b, r); ferr != nil {
+				var vde *ValueDecoderError
+				if errors.As(ferr, &vde) {
+					return ferr
+				}
 				d.findings++
 				pe := &format.PosError{Kind: format.ErrCorrupt, Pos: b.Pos, Offset: r.Offset, Field: "control", Msg: ferr.Error()}
 				kind := verify.KindControlDecode
-				if d.dec != nil && !b.IsControl() {
+				switch {
+				case d.dec != nil && !b.IsControl():
 					// A coordinator decoder met a keyless record: Kafka dies.
 					pe.Field, pe.Msg, kind = "key", internaltopic.MissingKeyMessage(r.Offset), verify.KindRecordDecode
+				case isShortBytes(ferr):
+					// A decoder class threw: Kafka dies.
+					pe.Field, kind = "value", verify.KindRecordDecode
 				}
 				d.r.problem(problemFromError(pe, kind))
 				if !d.opts.JSON {

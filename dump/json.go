@@ -19,6 +19,7 @@ type jsonRenderer struct {
 	opts Options
 	path string
 	dec  *internaltopic.Decoder // --offsets-decoder etc. (decoder.go); nil without one
+	cd   *contentDecoder        // --key-decoder-class etc. (classdecoder.go); nil for the default
 }
 
 func newJSONRenderer(w io.Writer, opts Options) *jsonRenderer {
@@ -61,10 +62,22 @@ func (j *jsonRenderer) batch(b *format.Batch) { j.w.Batch(b, nil) }
 func (j *jsonRenderer) batchPrefixOnly(b *format.Batch) {}
 
 func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
-	if j.dec == nil || b.IsControl() {
+	switch {
+	case b.IsControl() || !j.opts.PrintData:
 		return j.w.Record(b, r, nil)
+	case j.dec != nil:
+		return j.w.Record(b, r, func(l []byte) []byte { return appendDecodedJSON(l, j.dec.Current()) })
+	case j.cd != nil:
+		d := &j.cd.cur
+		if d.extErr != nil {
+			return d.extErr
+		}
+		if err := j.w.Record(b, r, func(l []byte) []byte { return appendContentsJSON(l, j.cd, d) }); err != nil {
+			return err
+		}
+		return d.err
 	}
-	return j.w.Record(b, r, func(l []byte) []byte { return appendDecodedJSON(l, j.dec.Current()) })
+	return j.w.Record(b, r, nil)
 }
 
 func (j *jsonRenderer) problem(p Problem) {

@@ -18,6 +18,7 @@ type textRenderer struct {
 	opts Options
 	line []byte
 	dec  *internaltopic.Decoder // --offsets-decoder etc. (decoder.go); nil without one
+	cd   *contentDecoder        // --key-decoder-class etc. (classdecoder.go); nil for the default
 }
 
 func newTextRenderer(w io.Writer, opts Options) *textRenderer {
@@ -134,6 +135,11 @@ func (t *textRenderer) record(b *format.Batch, r *format.Record) error {
 // control record could not be decoded, whose error it returns.
 func (t *textRenderer) appendRecord(l []byte, b *format.Batch, r *format.Record) ([]byte, error) {
 	var ctlErr error
+	contents := t.opts.PrintData && !b.IsControl()
+	if contents && t.cd != nil && t.cd.cur.extErr != nil {
+		// klog's external decoder failed: nothing of the record is printed.
+		return l, t.cd.cur.extErr
+	}
 	if !t.opts.SkipRecordMetadata {
 		l = append(l, "| offset: "...)
 		l = strconv.AppendInt(l, r.Offset, 10)
@@ -167,9 +173,16 @@ func (t *textRenderer) appendRecord(l []byte, b *format.Batch, r *format.Record)
 			l, ctlErr = appendControl(l, r)
 		}
 	}
-	if ctlErr == nil && t.opts.PrintData && !b.IsControl() && t.dec != nil {
+	switch {
+	case ctlErr != nil || !contents:
+	case t.dec != nil:
 		l, ctlErr = appendDecodedText(l, t.dec.Current(), t.opts.SkipRecordMetadata)
-	} else if ctlErr == nil && t.opts.PrintData && !b.IsControl() {
+	case t.cd != nil:
+		// A decoder class threw: Kafka dies after the metadata it printed.
+		if ctlErr = t.cd.cur.err; ctlErr == nil {
+			l = appendContentsText(l, &t.cd.cur, t.opts.SkipRecordMetadata)
+		}
+	default:
 		prefix := " "
 		if t.opts.SkipRecordMetadata {
 			prefix = "| "

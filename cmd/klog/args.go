@@ -83,6 +83,17 @@ func normalizeCommand(cmd *cli.Command, name string, args []string) []string {
 			continue
 		}
 		f := lookupFlag(cmd.Flags, a)
+		if o, ok := f.(*optionalStringFlag); ok {
+			// jopt-simple's optional argument: the next token unless it
+			// looks like an option ("-x", "--x", "--"), else none.
+			if i+1 < len(args) && !isFlagToken(args[i+1]) {
+				flags[len(flags)-1] = a + "=" + args[i+1]
+				i++
+			} else {
+				flags[len(flags)-1] = a + "=" + o.Value
+			}
+			continue
+		}
 		if cli.HelpFlag != nil && hasName(cli.HelpFlag, flagName(a)) {
 			f, help = cli.HelpFlag, true
 		}
@@ -158,6 +169,12 @@ func hasName(f cli.Flag, name string) bool {
 	}
 	return false
 }
+
+// optionalStringFlag is a string flag whose value may be left out, as
+// jopt-simple's withOptionalArg (kafka-dump-log's --key-decoder-class):
+// normalizeCommand gives it the next token when that does not look like an
+// option, and its default otherwise, so that it is set either way.
+type optionalStringFlag struct{ cli.StringFlag }
 
 // flagTakesValue: every flag takes a value except boolean ones.
 func flagTakesValue(f cli.Flag) bool {

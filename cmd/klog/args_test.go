@@ -74,7 +74,12 @@ func TestNormalizeEveryFlag(t *testing.T) {
 				tok := dashed(n)
 				in := []string{"klog", cmd.Name, "POS", tok}
 				want := []string{"klog", cmd.Name, tok}
-				if flagTakesValue(f) {
+				if o, ok := f.(*optionalStringFlag); ok {
+					// "-v1" looks like an option: the flag has no value
+					// (jopt-simple), which is its default.
+					in = append(in, "-v1")
+					want = []string{"klog", cmd.Name, tok + "=" + o.Value, "-v1"}
+				} else if flagTakesValue(f) {
 					in = append(in, "-v1")
 					want = append(want, "-v1")
 				}
@@ -134,5 +139,29 @@ func TestDoubleDashFileNamedLikeAFlag(t *testing.T) {
 	code, out, errs := klog(t, "verify", "--", "-odd.log")
 	if code != ExitOK || !strings.Contains(out+errs, "-odd.log") {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
+
+// TestNormalizeOptionalValue: kafka-dump-log's --key-decoder-class and
+// --value-decoder-class follow jopt-simple's optional argument
+// (OptionalArgumentOptionSpec.detectOptionArgument): the next token is the
+// value unless it looks like an option ("-x", "--x", "--"; "-" alone does
+// not), and without one the option is present with its default.
+func TestNormalizeOptionalValue(t *testing.T) {
+	const def = "--key-decoder-class=org.apache.kafka.tools.api.StringDecoder"
+	app := newApp(nil, io.Discard, io.Discard)
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"--key-decoder-class", "a.B", "f"}, []string{"--key-decoder-class=a.B", "f"}},
+		{[]string{"f", "--key-decoder-class"}, []string{def, "f"}},
+		{[]string{"--key-decoder-class", "--files", "f"}, []string{def, "--files", "f"}},
+		{[]string{"--key-decoder-class", "--", "f"}, []string{def, "--", "f"}},
+		{[]string{"--key-decoder-class", "-", "f"}, []string{"--key-decoder-class=-", "f"}},
+		{[]string{"--key-decoder-class=", "f"}, []string{"--key-decoder-class=", "f"}},
+		{[]string{"--key-decoder-class", "f"}, []string{"--key-decoder-class=f"}},
+	} {
+		got := normalizeArgs(app, append([]string{"klog", "dump"}, tc.in...))
+		if want := append([]string{"klog", "dump"}, tc.want...); !slices.Equal(got, want) {
+			t.Errorf("%q: got %q, want %q", tc.in, got, want)
+		}
 	}
 }

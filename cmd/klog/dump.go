@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/extdecode"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/urfave/cli/v2"
 )
@@ -39,8 +41,18 @@ var (
 	offsetsDecoderFlag  = &cli.BoolFlag{Name: "offsets-decoder", Usage: "print __consumer_offsets records as JSON (implies --print-data-log)"}
 	txnLogDecoderFlag   = &cli.BoolFlag{Name: "transaction-log-decoder", Usage: "print __transaction_state records as JSON (implies --print-data-log)"}
 	clusterMetadataFlag = &cli.BoolFlag{Name: "cluster-metadata-decoder", Usage: "print KRaft __cluster_metadata records as JSON (implies --print-data-log)"}
-	remoteLogFlag       = &cli.BoolFlag{Name: "remote-log-metadata-decoder", Usage: "print __remote_log_metadata records (tiered storage) as Kafka's objects print them; typed objects with --json (implies --print-data-log)"}
-	shareStateFlag      = &cli.BoolFlag{Name: "share-group-state-decoder", Usage: "print __share_group_state records as JSON (implies --print-data-log)"}
+	// --key-decoder-class and --value-decoder-class take an optional value
+	// (jopt-simple's withOptionalArg): given without one they mean the
+	// default, StringDecoder, and still imply --print-data-log.
+	keyDecoderClassFlag = &optionalStringFlag{cli.StringFlag{Name: "key-decoder-class", Value: dump.DefaultDecoderClass,
+		Usage: "decode keys with this org.apache.kafka.tools.api Decoder: StringDecoder, IntegerDecoder, LongDecoder, or DefaultDecoder (printed as hex; implies --print-data-log)"}}
+	valueDecoderClassFlag = &optionalStringFlag{cli.StringFlag{Name: "value-decoder-class", Value: dump.DefaultDecoderClass,
+		Usage: "decode values with this Decoder class, as --key-decoder-class (implies --print-data-log)"}}
+	valueDecoderCmdFlag     = &cli.StringFlag{Name: "value-decoder-cmd", Usage: "decode values with `CMD`, run once by the shell: it reads one hex-encoded value per line and answers one line each (implies --print-data-log)"}
+	valueDecoderTimeoutFlag = &cli.DurationFlag{Name: "value-decoder-timeout", Value: extdecode.DefaultTimeout, Usage: "how long --value-decoder-cmd may take to answer one value"}
+	dumpVersionFlag         = &cli.BoolFlag{Name: "version", Usage: "print the Kafka version whose kafka-dump-log klog reproduces (4.3.1) and exit (klog's own: klog version)"}
+	remoteLogFlag           = &cli.BoolFlag{Name: "remote-log-metadata-decoder", Usage: "print __remote_log_metadata records (tiered storage) as Kafka's objects print them; typed objects with --json (implies --print-data-log)"}
+	shareStateFlag          = &cli.BoolFlag{Name: "share-group-state-decoder", Usage: "print __share_group_state records as JSON (implies --print-data-log)"}
 )
 
 var dumpCommand = &cli.Command{
@@ -58,8 +70,9 @@ a directory such files are listed ("Ignoring unknown file") and skipped.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
 	Flags: []cli.Flag{noProgressFlag, dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
-		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, remoteLogFlag, shareStateFlag, keyEncFlag, valueEncFlag,
-		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag},
+		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, remoteLogFlag, shareStateFlag,
+		keyDecoderClassFlag, valueDecoderClassFlag, valueDecoderCmdFlag, valueDecoderTimeoutFlag, keyEncFlag, valueEncFlag,
+		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag, dumpVersionFlag},
 	Action: runDump,
 }
 
@@ -95,6 +108,11 @@ func dumpFilter(c *cli.Context, files []string) (*dump.Filter, error) {
 }
 
 func runDump(c *cli.Context) error {
+	if c.Bool(dumpVersionFlag.Name) {
+		// kafka-dump-log.sh --version prints its Kafka's version.
+		_, err := io.WriteString(c.App.Writer, kafkaVersion+"\n")
+		return err
+	}
 	var files []string
 	if c.IsSet(dumpFilesFlag.Name) {
 		files = append(files, strings.Split(c.String(dumpFilesFlag.Name), ",")...)
@@ -125,18 +143,11 @@ func runDump(c *cli.Context) error {
 	if opts.Filter, err = dumpFilter(c, files); err != nil {
 		return err
 	}
-	switch {
-	case c.Bool(offsetsDecoderFlag.Name):
-		opts.Decoder = dump.DecoderOffsets
-	case c.Bool(txnLogDecoderFlag.Name):
-		opts.Decoder = dump.DecoderTransactionLog
-	case c.Bool(clusterMetadataFlag.Name):
-		opts.Decoder = dump.DecoderClusterMetadata
-	case c.Bool(remoteLogFlag.Name):
-		opts.Decoder = dump.DecoderRemoteLog
-	case c.Bool(shareStateFlag.Name):
-		opts.Decoder = dump.DecoderShareGroupState
+	stop, err := dumpDecoders(c, &opts)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if c.IsSet(maxBytesFlag.Name) {
 		opts.MaxBytes = c.Int64(maxBytesFlag.Name)
 		if opts.MaxBytes < 0 {
@@ -162,7 +173,75 @@ func runDump(c *cli.Context) error {
 	opts.OnBytes = bar.addFunc()
 	res, err := dump.RunContext(c.Context, files, opts, c.App.Writer, c.App.ErrWriter)
 	bar.finish()
+	if serr := stop(); err == nil && serr != nil {
+		err = &dump.ValueDecoderError{Offset: -1, Err: serr}
+	}
 	return dumpExit(c, opts, res, err)
+}
+
+// kafkaVersion is the Kafka release whose kafka-dump-log output klog
+// reproduces.
+const kafkaVersion = "4.3.1"
+
+// dumpDecoders reads the message decoder flags (the first of Kafka's order
+// wins), --key-decoder-class, --value-decoder-class and --value-decoder-cmd
+// into opts and starts the external decoder; stop ends it (and says how it
+// ended).
+func dumpDecoders(c *cli.Context, opts *dump.Options) (stop func() error, err error) {
+	stop = func() error { return nil }
+	switch {
+	case c.Bool(offsetsDecoderFlag.Name):
+		opts.Decoder = dump.DecoderOffsets
+	case c.Bool(txnLogDecoderFlag.Name):
+		opts.Decoder = dump.DecoderTransactionLog
+	case c.Bool(clusterMetadataFlag.Name):
+		opts.Decoder = dump.DecoderClusterMetadata
+	case c.Bool(remoteLogFlag.Name):
+		opts.Decoder = dump.DecoderRemoteLog
+	case c.Bool(shareStateFlag.Name):
+		opts.Decoder = dump.DecoderShareGroupState
+	}
+	for _, f := range []*optionalStringFlag{keyDecoderClassFlag, valueDecoderClassFlag} {
+		if c.IsSet(f.Name) {
+			name := c.String(f.Name)
+			if f == keyDecoderClassFlag {
+				opts.KeyDecoderClass = &name
+			} else {
+				opts.ValueDecoderClass = &name
+			}
+		}
+	}
+	cmd := c.String(valueDecoderCmdFlag.Name)
+	switch {
+	case !c.IsSet(valueDecoderCmdFlag.Name):
+		return stop, nil
+	case cmd == "":
+		return stop, usageError("dump: --value-decoder-cmd is empty")
+	case opts.ValueDecoderClass != nil:
+		return stop, usageError("dump: --value-decoder-cmd and --value-decoder-class exclude each other")
+	case opts.Decoder != dump.DecoderNone:
+		return stop, usageError("dump: --value-decoder-cmd and --%s exclude each other", opts.Decoder)
+	case c.IsSet(valueEncFlag.Name):
+		return stop, usageError("dump: --value-decoder-cmd and --value-encoding exclude each other")
+	}
+	ext, err := extdecode.Start(c.Context, extdecode.Options{Command: cmd, Timeout: c.Duration(valueDecoderTimeoutFlag.Name), Stderr: c.App.ErrWriter})
+	if err != nil {
+		return stop, fail("dump", err)
+	}
+	opts.ValueDecoder = valueDecoderFunc(func(_ int64, v []byte) ([]byte, error) { return ext.Decode(v) })
+	var once sync.Once
+	var cerr error
+	return func() error {
+		once.Do(func() { cerr = ext.Close() })
+		return cerr
+	}, nil
+}
+
+// valueDecoderFunc adapts a function to dump.ValueDecoder.
+type valueDecoderFunc func(offset int64, value []byte) ([]byte, error)
+
+func (f valueDecoderFunc) DecodeValue(offset int64, value []byte) ([]byte, error) {
+	return f(offset, value)
 }
 
 // dumpExit maps a dump's result to the exit-code contract; a JSON stream
@@ -170,6 +249,7 @@ func runDump(c *cli.Context) error {
 func dumpExit(c *cli.Context, opts dump.Options, res dump.Result, err error) error {
 	var ioe *dump.IOError
 	var fe *dump.FatalError
+	var dce *dump.DecoderClassError
 	switch {
 	case interrupted(c.Context) != nil:
 		if opts.JSON {
@@ -179,6 +259,9 @@ func dumpExit(c *cli.Context, opts dump.Options, res dump.Result, err error) err
 		return interrupted(c.Context)
 	case errors.As(err, &ioe):
 		return fail("dump", ioe)
+	case errors.As(err, &dce):
+		// A class Kafka cannot load: its tool dies; a usage error here.
+		return usageError("dump: %v", err)
 	case errors.As(err, &fe):
 		return &exitError{code: ExitFindings, msg: "dump: " + fe.Error()}
 	case err != nil:

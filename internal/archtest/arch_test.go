@@ -27,7 +27,9 @@ var rank = map[string]int{
 	"internal/safeio": -1,
 	// objstore (a read-only directory or S3 bucket) imports no klog
 	// package either.
-	"objstore":      -1,
+	"objstore": -1,
+	// extdecode (an external decoder process) imports none either.
+	"extdecode":     -1,
 	"format":        0,
 	"recordfmt":     0,
 	"filter":        0,
