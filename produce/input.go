@@ -66,6 +66,12 @@ type Feed struct {
 	MaxRecords   int // 0: 1
 	MaxBytes     int // 0: no bound other than MaxRecords
 	Template     Batch
+	// Headers are added to every record, after its own (kcat's -H).
+	Headers []format.Header
+	// EncodeKey and EncodeValue, when set, turn an InputJSON record's key
+	// or value, any JSON value there (not null), into the record's bytes
+	// (a schema's encoding: package schema's Decoder.Encode).
+	EncodeKey, EncodeValue func(js []byte) ([]byte, error)
 }
 
 // Run appends every record of r to a and calls sent with each batch's
@@ -130,9 +136,11 @@ func (f *Feed) parse(line []byte) (rec format.Record, skip bool, err error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			return rec, true, nil
 		}
-		rec, err = ParseJSONRecord(line)
+		rec, err = f.parseJSON(line)
+		rec.Headers = append(rec.Headers, f.Headers...)
 		return rec, false, err
 	}
+	rec.Headers = f.Headers
 	rec.Value = line
 	if f.KeySeparator != "" {
 		if i := bytes.Index(line, []byte(f.KeySeparator)); i >= 0 {
@@ -176,6 +184,13 @@ type jsonRecord struct {
 
 // ParseJSONRecord reads one InputJSON line. Unknown fields are an error.
 func ParseJSONRecord(line []byte) (format.Record, error) {
+	var f Feed
+	return f.parseJSON(line)
+}
+
+// parseJSON reads one InputJSON line, the key and value through the
+// encoders when set.
+func (f *Feed) parseJSON(line []byte) (format.Record, error) {
 	var jr jsonRecord
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -184,10 +199,10 @@ func ParseJSONRecord(line []byte) (format.Record, error) {
 	}
 	var rec format.Record
 	var err error
-	if rec.Key, err = jsonBytes(jr.Key, jr.KeyEncoding); err != nil {
+	if rec.Key, err = encodedBytes(jr.Key, jr.KeyEncoding, f.EncodeKey); err != nil {
 		return rec, fmt.Errorf("key: %w", err)
 	}
-	if rec.Value, err = jsonBytes(jr.Value, jr.ValueEncoding); err != nil {
+	if rec.Value, err = encodedBytes(jr.Value, jr.ValueEncoding, f.EncodeValue); err != nil {
 		return rec, fmt.Errorf("value: %w", err)
 	}
 	for i, h := range jr.Headers {
@@ -215,6 +230,15 @@ func ParseJSONRecord(line []byte) (format.Record, error) {
 
 // jsonBytes reads a JSON string (or null) in an encoding: text (the
 // string's UTF-8 bytes), base64 or hex.
+// encodedBytes is a key or value: through encode when set (null stays
+// null), else a string in its encoding.
+func encodedBytes(raw json.RawMessage, enc string, encode func([]byte) ([]byte, error)) ([]byte, error) {
+	if encode == nil || len(raw) == 0 || string(raw) == "null" {
+		return jsonBytes(raw, enc)
+	}
+	return encode(raw)
+}
+
 func jsonBytes(raw json.RawMessage, enc string) ([]byte, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil

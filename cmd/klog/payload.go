@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/klog-dev/klog/filter"
+	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/recordfmt"
 	"github.com/klog-dev/klog/schema"
 	"github.com/urfave/cli/v2"
@@ -148,4 +151,78 @@ func parseWhere(c *cli.Context) (*filter.Filter, error) {
 		return nil, usageError("%s: --where: %v", c.Command.Name, err)
 	}
 	return f, nil
+}
+
+// produce: headers on every record (kcat's -H) and schema encoding of
+// --input json keys and values.
+var (
+	prodHeaderFlag      = &cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "add header `KEY=VALUE` to every record (kcat's -H; repeatable)"}
+	prodKeySchemaFlag   = &cli.StringFlag{Name: "key-schema", Usage: "with --input json, encode each key (any JSON value) with `SUBJECT`'s latest schema, SUBJECT:VERSION or id:N, in Confluent's wire format"}
+	prodValueSchemaFlag = &cli.StringFlag{Name: "value-schema", Usage: "with --input json, encode each value (any JSON value: Avro's JSON encoding, Protobuf's JSON, JSON) with `SUBJECT`'s latest schema, SUBJECT:VERSION or id:N"}
+	prodMessageFlag     = &cli.StringFlag{Name: "protobuf-message", Usage: "the Protobuf message `NAME` values are (default: the schema's first)"}
+)
+
+// produceHeaders reads -H KEY=VALUE flags.
+func produceHeaders(c *cli.Context) ([]format.Header, error) {
+	var hs []format.Header
+	for _, kv := range c.StringSlice(prodHeaderFlag.Name) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError("produce: -H/--header wants KEY=VALUE, got %q", kv)
+		}
+		hs = append(hs, format.Header{Key: []byte(k), Value: []byte(v)})
+	}
+	return hs, nil
+}
+
+// produceEncoders sets feed's encoders from --key-schema/--value-schema.
+func produceEncoders(c *cli.Context, dir string, feed *produce.Feed) error {
+	if !c.IsSet(prodKeySchemaFlag.Name) && !c.IsSet(prodValueSchemaFlag.Name) {
+		return nil
+	}
+	if feed.Format != produce.InputJSON {
+		return usageError("produce: --key-schema and --value-schema need --input json")
+	}
+	src, err := schemaSources(c, []string{dir})
+	if err != nil {
+		return err
+	}
+	dec := schema.NewDecoder(src)
+	msg := c.String(prodMessageFlag.Name)
+	for _, e := range []struct {
+		flag string
+		set  *func([]byte) ([]byte, error)
+	}{{prodKeySchemaFlag.Name, &feed.EncodeKey}, {prodValueSchemaFlag.Name, &feed.EncodeValue}} {
+		if !c.IsSet(e.flag) {
+			continue
+		}
+		id, err := schemaID(dec, c.String(e.flag))
+		if err != nil {
+			return usageError("produce: --%s: %v", e.flag, err)
+		}
+		*e.set = func(js []byte) ([]byte, error) { return dec.Encode(id, msg, js) }
+	}
+	return nil
+}
+
+// schemaID reads SUBJECT, SUBJECT:VERSION or id:N.
+func schemaID(dec *schema.Decoder, s string) (int32, error) {
+	if n, ok := strings.CutPrefix(s, "id:"); ok {
+		v, err := strconv.ParseInt(n, 10, 32)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("want id:N, got %q", s)
+		}
+		return int32(v), nil
+	}
+	subject, version := s, -1
+	if i := strings.LastIndexByte(s, ':'); i > 0 {
+		if v, err := strconv.Atoi(s[i+1:]); err == nil && v > 0 {
+			subject, version = s[:i], v
+		}
+	}
+	sc, err := dec.Lookup(subject, version)
+	if err != nil {
+		return 0, err
+	}
+	return sc.ID, nil
 }

@@ -16,7 +16,7 @@ import (
 var (
 	prodLogFlag      = &cli.StringFlag{Name: "log", Usage: "the partition directory, as the DIR argument gives it (kept for scripts written before DIR)"}
 	prodInputFlag    = &cli.StringFlag{Name: "input", Value: "lines", Usage: "lines: one value per line; json: one object per line {key, value, headers, timestamp}"}
-	prodKeySepFlag   = &cli.StringFlag{Name: "key-separator", Usage: "with --input lines, split each line into key and value at the first S"}
+	prodKeySepFlag   = &cli.StringFlag{Name: "key-separator", Aliases: []string{"K"}, Usage: "with --input lines, split each line into key and value at the first S (kcat's -K)"}
 	prodRecordsFlag  = &cli.IntFlag{Name: "batch-records", Value: 500, Usage: "records per batch at most"}
 	prodBytesFlag    = &cli.IntFlag{Name: "batch-bytes", Value: 16384, Usage: "close a batch once its records reach N bytes (batch.size)"}
 	prodCodecFlag    = &cli.StringFlag{Name: "compression", Value: "none", Usage: "none, gzip, snappy, lz4 or zstd"}
@@ -54,7 +54,7 @@ creates gets partition.metadata with its topic's id (--topic-id).
 
 With --acks 1 or all, one line per batch: baseOffset, lastOffset,
 logAppendTime (-1 for CreateTime) and logStartOffset. --acks 0 prints nothing.`,
-	Flags: []cli.Flag{prodLogFlag, prodInputFlag, prodKeySepFlag, prodRecordsFlag, prodBytesFlag, prodCodecFlag,
+	Flags: []cli.Flag{prodHeaderFlag, prodKeySchemaFlag, prodValueSchemaFlag, prodMessageFlag, schemasFlag, prodLogFlag, prodInputFlag, prodKeySepFlag, prodRecordsFlag, prodBytesFlag, prodCodecFlag,
 		prodTSTypeFlag, prodPIDFlag, prodEpochFlag, prodTxnFlag, prodEndTxnFlag, prodCoordFlag, prodAcksFlag, prodJSONFlag,
 		prodSegmentFlag, prodIntervalFlag, prodFsyncFlag, prodTruncFlag, prodWaitFlag, prodLeaderFlag, prodTopicIDFlag},
 	Action: runProduce,
@@ -68,6 +68,9 @@ func runProduce(c *cli.Context) error {
 	}
 	feed, err := produceFeed(c)
 	if err != nil {
+		return err
+	}
+	if err := produceEncoders(c, dir, feed); err != nil {
 		return err
 	}
 	opts, err := produceOptions(c)
@@ -169,7 +172,11 @@ func produceFeed(c *cli.Context) (*produce.Feed, error) {
 	if err := int32Flags(c, prodCoordFlag.Name); err != nil {
 		return nil, err
 	}
-	return &produce.Feed{Format: input, KeySeparator: c.String(prodKeySepFlag.Name),
+	headers, err := produceHeaders(c)
+	if err != nil {
+		return nil, err
+	}
+	return &produce.Feed{Format: input, KeySeparator: c.String(prodKeySepFlag.Name), Headers: headers,
 		MaxRecords: c.Int(prodRecordsFlag.Name), MaxBytes: c.Int(prodBytesFlag.Name),
 		Template: produce.Batch{Compression: codec, TimestampType: tsType, ProducerID: c.Int64(prodPIDFlag.Name),
 			ProducerEpoch: int16(c.Int(prodEpochFlag.Name)), Transactional: c.Bool(prodTxnFlag.Name)}}, nil
