@@ -16,6 +16,10 @@ import (
 	"github.com/klog-dev/klog/partition"
 )
 
+// MetadataTopic is the KRaft metadata log's topic; its one partition is
+// __cluster_metadata-0.
+const MetadataTopic = "__cluster_metadata"
+
 // Options say what to replay.
 type Options struct {
 	// UpTo is the last offset replayed (inclusive); -1 replays the whole

@@ -47,6 +47,7 @@ var rank = map[string]int{
 	"replicate":     4,
 	"tiered":        4,
 	"inspect":       6,
+	"cluster":       7,
 	"dump":          5,
 	"serve":         5,
 	"cmd/klog":      9,

@@ -1,0 +1,223 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/produce"
+	"github.com/klog-dev/klog/serve"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func runClient(t *testing.T, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out.String())
+	}
+}
+
+// servedLogDir is a log dir with topic orders: 3 partitions of 40
+// records, written by klog's appender.
+func servedLogDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p := 0; p < 3; p++ {
+		a, err := produce.Open(filepath.Join(dir, "orders-"+strconv.Itoa(p)), produce.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 4; i++ {
+			recs := make([]format.Record, 10)
+			for j := range recs {
+				recs[j] = format.Record{Key: []byte("k"), Value: []byte("v" + strconv.Itoa(i*10+j)), Timestamp: 1700000000000}
+			}
+			if _, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func serveDir(t *testing.T, dir string) (addr string, stop func()) {
+	t.Helper()
+	s, err := serve.New(serve.Config{LogDir: dir, Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	return ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}
+}
+
+// TestGroupsThroughServe: groups and offsets committed through klog serve
+// by franz-go (a consumer group, and kadm's explicit commits), kcat and
+// librdkafka (confluent-kafka) are read back from __consumer_offsets with
+// the offsets and lag kadm reports through serve for the same groups.
+// serve answers OffsetFetch and ListOffsets but not DescribeGroups, so
+// kadm's lag is computed from kadm.FetchOffsets and kadm.ListEndOffsets
+// (what kadm.Lag does once it has the group's description).
+func TestGroupsThroughServe(t *testing.T) {
+	t.Parallel()
+	dir := servedLogDir(t)
+	addr, stop := serveDir(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	// A franz-go consumer group: consume 50 records, commit them.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-kgo"), kgo.ConsumeTopics("orders"),
+		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for n < 50 {
+		fs := cl.PollRecords(ctx, 50-n)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		n += fs.NumRecords()
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+
+	adm := kadm.NewClient(mustClient(t, addr))
+	defer adm.Close()
+	// kadm's explicit commits, with metadata.
+	var commits kadm.Offsets
+	commits.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 11, LeaderEpoch: -1, Metadata: "from kadm"})
+	commits.Add(kadm.Offset{Topic: "orders", Partition: 2, At: 39, LeaderEpoch: -1})
+	if err := adm.CommitAllOffsets(ctx, "g-admin", commits); err != nil {
+		t.Fatal(err)
+	}
+	groups := []string{"g-kgo", "g-admin"}
+	// kcat's high-level consumer (librdkafka) commits what it consumed.
+	if kcat := lookClient(t, "kcat", "-V"); kcat != "" {
+		runClient(t, kcat, "-b", addr, "-G", "g-kcat", "-o", "beginning", "-c", "30", "-q", "-e", "orders")
+		groups = append(groups, "g-kcat")
+	}
+	// confluent-kafka (librdkafka through Python) commits synchronously.
+	if py := lookClient(t, "/usr/bin/python3", "-c", "import confluent_kafka"); py != "" {
+		runClient(t, py, "../serve/testdata/clients/confluent.py", "consume", addr, "orders", "g-confluent", "20", "read_uncommitted")
+		groups = append(groups, "g-confluent")
+	}
+	// More records after the commits, so that there is lag.
+	pr := mustClient(t, addr)
+	for i := 0; i < 7; i++ {
+		if err := pr.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("late")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr.Close()
+
+	// kadm's view through serve: committed offsets, end offsets, lag.
+	ends, err := adm.ListEndOffsets(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ offset, end, lag int64 }
+	want := map[string]row{}
+	for _, g := range groups {
+		fetched, err := adm.FetchOffsets(ctx, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fetched.Each(func(o kadm.OffsetResponse) {
+			e, _ := ends.Lookup(o.Topic, o.Partition)
+			want[g+"/"+o.Topic+"/"+strconv.Itoa(int(o.Partition))] = row{o.At, e.Offset, e.Offset - o.At}
+		})
+	}
+	stop()
+
+	rep := groupsOf(t, GroupsOptions{}, dir)
+	got := map[string]row{}
+	for _, g := range rep.Groups {
+		for _, o := range g.Offsets {
+			got[g.GroupID+"/"+o.Topic+"/"+strconv.Itoa(int(o.Partition))] = row{o.Offset, *o.LogEndOffset, *o.Lag}
+		}
+	}
+	if len(want) < 4 || len(got) != len(want) {
+		t.Fatalf("offsets from disk %v, kadm through serve %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: from disk %+v, kadm through serve %+v", k, got[k], w)
+		}
+	}
+	if rep.ProblemCount != 0 {
+		t.Errorf("problems: %v", rep.Problems)
+	}
+	// The group serve's coordinator stored at its rebalance (JoinGroup,
+	// SyncGroup): one member with the partitions of orders it was
+	// assigned. (Kafka stores the group again, Empty, when its last member
+	// leaves; serve does not yet, so the last record still has the member.
+	// And serve's stored subscription bytes are not the member's
+	// ConsumerProtocolSubscription today, so it is not checked here.)
+	g := rep.GroupByID("g-kgo")
+	if g.ProtocolType != "consumer" || g.Generation < 1 || g.CoordinatorPartition != g.Partition || len(g.Members) != 1 ||
+		len(g.Members[0].Assignment) != 1 || len(g.Members[0].Assignment[0].Partitions) != 3 {
+		t.Errorf("g-kgo: %+v, member %+v", g, g.Members[0])
+	}
+	if o := rep.GroupByID("g-admin").Offsets[0]; o.Metadata != "from kadm" {
+		t.Errorf("g-admin's commit metadata %q", o.Metadata)
+	}
+}
+
+func mustClient(t *testing.T, addr string) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// lookClient is needClient that returns "" instead of skipping, so that
+// one test covers the clients present (all of them under CI).
+func lookClient(t *testing.T, name string, check ...string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil && len(check) > 0 {
+		err = exec.Command(path, check...).Run()
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI (.ci/run installs it): %v", name, err)
+		}
+		t.Logf("%s not available, not tested: %v", name, err)
+		return ""
+	}
+	return path
+}
