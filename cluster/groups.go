@@ -191,8 +191,21 @@ type GroupsReport struct {
 	OffsetsPartitions int32                  `json:"offsetsTopicPartitions"`
 	Read              []OffsetsPartitionRead `json:"partitionsRead"`
 	Groups            []*Group               `json:"groups"`
-	Problems          []Problem              `json:"problems"`
-	ProblemCount      int                    `json:"problemCount"`
+	ProblemList
+}
+
+// ProblemList is the things a report could not read or apply: at most
+// MaxProblems of them, ProblemCount counts them all.
+type ProblemList struct {
+	Problems     []Problem `json:"problems"`
+	ProblemCount int       `json:"problemCount"`
+}
+
+func (ps *ProblemList) problem(p Problem) {
+	ps.ProblemCount++
+	if len(ps.Problems) < MaxProblems {
+		ps.Problems = append(ps.Problems, p)
+	}
 }
 
 // Problem is something the replay could not read or apply.
@@ -221,7 +234,7 @@ type GroupsOptions struct {
 // Groups reads every __consumer_offsets partition in the log dirs and the
 // partitions beside them for lag.
 func Groups(ctx context.Context, dirs []*LogDir, opts GroupsOptions) (*GroupsReport, error) {
-	rep := &GroupsReport{Read: []OffsetsPartitionRead{}, Groups: []*Group{}, Problems: []Problem{}}
+	rep := &GroupsReport{Read: []OffsetsPartitionRead{}, Groups: []*Group{}, ProblemList: ProblemList{Problems: []Problem{}}}
 	parts := replicasOf(dirs, OffsetsTopic)
 	im := metadataImage(ctx, dirs)
 	rep.OffsetsPartitions = opts.OffsetsPartitions
@@ -263,13 +276,6 @@ func Groups(ctx context.Context, dirs []*LogDir, opts GroupsOptions) (*GroupsRep
 		}
 	}
 	return rep, nil
-}
-
-func (rep *GroupsReport) problem(p Problem) {
-	rep.ProblemCount++
-	if len(rep.Problems) < MaxProblems {
-		rep.Problems = append(rep.Problems, p)
-	}
 }
 
 // groupReplay replays one __consumer_offsets partition.

@@ -286,18 +286,27 @@ func WriteGroupDeleted(w io.Writer, rep *GroupsReport) error {
 // WriteGroupsJSON writes one object per group (type "group"), then one
 // summary (type "groups").
 func WriteGroupsJSON(w io.Writer, rep *GroupsReport) error {
-	enc := json.NewEncoder(w)
 	for _, g := range rep.Groups {
-		if err := enc.Encode(struct {
-			Type string `json:"type"`
-			*Group
-		}{"group", g}); err != nil {
+		if err := writeTyped(w, "group", g); err != nil {
 			return err
 		}
 	}
-	return enc.Encode(struct {
-		Type string `json:"type"`
+	return writeTyped(w, "groups", struct {
 		*GroupsReport
 		Groups int `json:"groups"`
-	}{"groups", rep, len(rep.Groups)})
+	}{rep, len(rep.Groups)})
+}
+
+// writeTyped writes v as one JSON line with "type" first.
+func writeTyped(w io.Writer, typ string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	line := append([]byte(`{"type":"`+typ+`"`), b[1:]...)
+	if len(b) > 2 {
+		line = append([]byte(`{"type":"`+typ+`",`), b[1:]...)
+	}
+	_, err = w.Write(append(line, '\n'))
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,25 +12,9 @@ import (
 	"testing"
 )
 
-// The real broker data in the shared fixtures may not be copied into the
-// repository; it is read in place when this machine has it
-// (KLOG_REFERENCE_FIXTURES overrides where), and the tests skip otherwise.
-func referenceDir() string {
-	if d := os.Getenv("KLOG_REFERENCE_FIXTURES"); d != "" {
-		return d
-	}
-	return "/work/shared/fixtures/reference-only"
-}
-
-// referenceOffsetsDirs are the real __consumer_offsets partitions.
-func referenceOffsetsDirs() []string {
-	var out []string
-	for _, pat := range []string{"*/__consumer_offsets-*", "*/*/__consumer_offsets-*", "*/*/*/__consumer_offsets-*"} {
-		ds, _ := filepath.Glob(filepath.Join(referenceDir(), pat))
-		out = append(out, ds...)
-	}
-	return out
-}
+// referenceOffsetsDirs are the real __consumer_offsets partitions of the
+// shared fixtures, read in place when this machine has them.
+func referenceOffsetsDirs() []string { return klogtest.ReferencePartitions("__consumer_offsets-*") }
 
 // kafkaCommitted is the test's own replay of what Kafka's kafka-dump-log
 // --offsets-decoder printed for a partition (the F.decoder.txt beside each

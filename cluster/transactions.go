@@ -111,22 +111,14 @@ type TransactionsReport struct {
 	CoordinatorDurations Durations `json:"coordinatorDurationMs"`
 	// Data is what the data partitions' markers say: transactions
 	// committed and aborted, their bytes, records and durations.
-	Data            TxnStats  `json:"data"`
-	PartitionsRead  int       `json:"dataPartitionsRead"`
-	OpenCount       int       `json:"open"`
-	HangingCount    int       `json:"hanging"`
-	NowMs           int64     `json:"nowMs"`
-	MaxTimeoutMs    int64     `json:"maxTransactionTimeoutMs"`
-	Problems        []Problem `json:"problems"`
-	ProblemCount    int       `json:"problemCount"`
+	Data           TxnStats `json:"data"`
+	PartitionsRead int      `json:"dataPartitionsRead"`
+	OpenCount      int      `json:"open"`
+	HangingCount   int      `json:"hanging"`
+	NowMs          int64    `json:"nowMs"`
+	MaxTimeoutMs   int64    `json:"maxTransactionTimeoutMs"`
+	ProblemList
 	completeReadAll bool
-}
-
-func (rep *TransactionsReport) problem(p Problem) {
-	rep.ProblemCount++
-	if len(rep.Problems) < MaxProblems {
-		rep.Problems = append(rep.Problems, p)
-	}
 }
 
 // TransactionsOptions say what to read.
@@ -150,7 +142,7 @@ type TransactionsOptions struct {
 // log dirs.
 func Transactions(ctx context.Context, dirs []*LogDir, opts TransactionsOptions) (*TransactionsReport, error) {
 	rep := &TransactionsReport{StatePartitionsRead: []OffsetsPartitionRead{}, Transactions: []*Transaction{}, Open: []*OpenTransaction{},
-		States: map[string]int{}, Problems: []Problem{}}
+		States: map[string]int{}, ProblemList: ProblemList{Problems: []Problem{}}}
 	rep.NowMs = opts.Now
 	if rep.NowMs == 0 {
 		rep.NowMs = time.Now().UnixMilli()

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -144,26 +143,18 @@ func WriteTransactions(w io.Writer, rep *TransactionsReport, hangingOnly bool) e
 // "transaction"), one per open transaction ("openTransaction"), then the
 // summary ("transactions").
 func WriteTransactionsJSON(w io.Writer, rep *TransactionsReport) error {
-	enc := json.NewEncoder(w)
 	for _, t := range rep.Transactions {
-		if err := enc.Encode(struct {
-			Type string `json:"type"`
-			*Transaction
-		}{"transaction", t}); err != nil {
+		if err := writeTyped(w, "transaction", t); err != nil {
 			return err
 		}
 	}
 	for _, o := range rep.Open {
-		if err := enc.Encode(struct {
-			Type string `json:"type"`
-			*OpenTransaction
-		}{"openTransaction", o}); err != nil {
+		if err := writeTyped(w, "openTransaction", o); err != nil {
 			return err
 		}
 	}
-	return enc.Encode(struct {
-		Type string `json:"type"`
+	return writeTyped(w, "transactions", struct {
 		*TransactionsReport
 		Transactions int `json:"transactionalIds"`
-	}{"transactions", rep, len(rep.Transactions)})
+	}{rep, len(rep.Transactions)})
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -270,13 +270,9 @@ func TestDecodeMetadataReference(t *testing.T) {
 }
 
 func referenceMetadataFiles() []string {
-	ref := os.Getenv("KLOG_REFERENCE_FIXTURES")
-	if ref == "" {
-		ref = "/work/shared/fixtures/reference-only"
-	}
 	var files []string
-	for _, pat := range []string{"*/__cluster_metadata-0/*", "*/*/__cluster_metadata-0/*", "*/*/*/__cluster_metadata-0/*"} {
-		ps, _ := filepath.Glob(filepath.Join(ref, pat))
+	for _, d := range klogtest.ReferencePartitions("__cluster_metadata-0") {
+		ps, _ := filepath.Glob(filepath.Join(d, "*"))
 		for _, p := range ps {
 			if filepath.Ext(p) == ".log" || filepath.Ext(p) == ".checkpoint" {
 				files = append(files, p)
@@ -352,7 +348,7 @@ func TestDecodeCoordinatorFixtures(t *testing.T) {
 		"../testdata/segments/licensed/DonaldY__kafka-2.7.1/kafka-logs/__consumer_offsets-39/00000000000000000000.log": Offsets,
 	}
 	for _, pat := range []string{"*/__consumer_offsets-*/*.log", "*/*/__consumer_offsets-*/*.log", "*/*/*/__consumer_offsets-*/*.log"} {
-		ps, _ := filepath.Glob(filepath.Join(referenceFixtures(), pat))
+		ps, _ := filepath.Glob(filepath.Join(klogtest.ReferenceFixtures(), pat))
 		for _, p := range ps {
 			paths[p] = Offsets
 		}
@@ -429,11 +425,4 @@ func TestDecodeGroupEveryType(t *testing.T) {
 			t.Errorf("CoordinatorPartition(%q, 50) = %d, want %d", id, got, want)
 		}
 	}
-}
-
-func referenceFixtures() string {
-	if d := os.Getenv("KLOG_REFERENCE_FIXTURES"); d != "" {
-		return d
-	}
-	return "/work/shared/fixtures/reference-only"
 }

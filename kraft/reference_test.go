@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,24 +12,7 @@ import (
 	"testing"
 )
 
-// The real broker data in the shared fixtures may not be copied into the
-// repository; it is read in place when this machine has it
-// (KLOG_REFERENCE_FIXTURES overrides where), and the test skips otherwise.
-func referenceDir() string {
-	if d := os.Getenv("KLOG_REFERENCE_FIXTURES"); d != "" {
-		return d
-	}
-	return "/work/shared/fixtures/reference-only"
-}
-
-func referenceMetadataDirs() []string {
-	var dirs []string
-	for _, pat := range []string{"*/__cluster_metadata-0", "*/*/__cluster_metadata-0", "*/*/*/__cluster_metadata-0"} {
-		ds, _ := filepath.Glob(filepath.Join(referenceDir(), pat))
-		dirs = append(dirs, ds...)
-	}
-	return dirs
-}
+func referenceMetadataDirs() []string { return klogtest.ReferencePartitions("__cluster_metadata-0") }
 
 // dumpRecord is one record as Kafka's kafka-dump-log
 // --cluster-metadata-decoder printed it.
