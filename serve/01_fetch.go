@@ -46,6 +46,8 @@ type fetchPart struct {
 	committed bool
 	file      string
 	pos, size int64
+	// data holds the records instead of a file range (a remote read).
+	data []byte
 }
 
 // handleFetch serves a Fetch with package fetch's read path, long-polling
@@ -134,6 +136,17 @@ func (cn *conn) readAll(r *kmsg.FetchRequest, iso fetch.Isolation, parts []fetch
 				// first batch could), never the consumer default.
 				req.PartitionMaxBytes = 1
 			}
+			if rf, ok := sp.readRemote(req, minOne); ok {
+				rf.topic, rf.index = ti, rp.Partition
+				if rf.size > 0 && (rp.PartitionMaxBytes > 0 || minOne) {
+					limit -= rf.size
+					minOne = false
+				} else {
+					rf.data, rf.size = nil, 0
+				}
+				parts = append(parts, rf)
+				continue
+			}
 			f, err := sp.read(req)
 			var oor *fetch.OutOfRangeError
 			switch {
@@ -188,6 +201,7 @@ func (cn *conn) writeFetch(correlation int32, r *kmsg.FetchRequest, parts []fetc
 		at        int
 		file      string
 		pos, size int64
+		data      []byte
 	}
 	var cuts []cut
 	var total int64
@@ -235,7 +249,7 @@ func (cn *conn) writeFetch(correlation int32, r *kmsg.FetchRequest, parts []fetc
 				b = binary.BigEndian.AppendUint32(b, uint32(p.size))
 			}
 			if p.size > 0 {
-				cuts = append(cuts, cut{at: len(b), file: p.file, pos: p.pos, size: p.size})
+				cuts = append(cuts, cut{at: len(b), file: p.file, pos: p.pos, size: p.size, data: p.data})
 				total += p.size
 			}
 			if flex {
@@ -260,7 +274,11 @@ func (cn *conn) writeFetch(correlation int32, r *kmsg.FetchRequest, parts []fetc
 		if _, err := cn.c.Write(b[prev:c.at]); err != nil {
 			return int(size) + 4, first, err
 		}
-		if err := cn.sendFile(c.file, c.pos, c.size); err != nil {
+		if c.data != nil {
+			if _, err := cn.c.Write(c.data); err != nil {
+				return int(size) + 4, first, err
+			}
+		} else if err := cn.sendFile(c.file, c.pos, c.size); err != nil {
 			return int(size) + 4, first, err
 		}
 		prev = c.at

@@ -47,6 +47,15 @@ func (cn *conn) handleListOffsets(r *kmsg.ListOffsetsRequest) (kmsg.Response, er
 				t.Partitions = append(t.Partitions, p)
 				continue
 			}
+			if off, ts, epoch, ok := sp.listRemote(rp.Timestamp); ok {
+				// The remote tier answers (serve/remote.go).
+				p.Offset, p.Timestamp, p.LeaderEpoch = off, ts, epoch
+				if r.Version == 0 {
+					p.OldStyleOffsets = []int64{off}
+				}
+				t.Partitions = append(t.Partitions, p)
+				continue
+			}
 			if rp.Timestamp < partition.EarliestLocalTimestamp {
 				// -5 (latest tiered) and -6 (earliest pending upload):
 				// nothing is tiered, so Kafka answers -1 (KIP-1005).

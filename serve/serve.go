@@ -40,6 +40,7 @@ import (
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
+	"github.com/klog-dev/klog/tiered"
 )
 
 // Defaults (KafkaConfig / SocketServerConfigs).
@@ -91,6 +92,12 @@ type Config struct {
 	// GroupInitialDelay is group.initial.rebalance.delay.ms (default 0 here:
 	// a lone member need not wait; a broker waits 3 s).
 	GroupInitialDelay time.Duration
+	// Remote, when set, is the remote tier of tiered storage: offsets
+	// below a partition's local log start are served from its segments
+	// (serve/remote.go), folded with LogDir's __remote_log_metadata-N.
+	Remote *tiered.Remote
+	// RemotePrefix narrows the listing of Remote's store.
+	RemotePrefix string
 }
 
 // Server serves one log directory.
@@ -141,6 +148,8 @@ type part struct {
 	// retried batch with its original offset (ProducerStateEntry's
 	// five-batch cache).
 	recent map[int64][]dupBatch
+	// remote is the partition's remote tier (Config.Remote), or nil.
+	remote *tiered.Tiers
 }
 
 // dupBatch is an appended idempotent batch: its sequence range and offsets.
@@ -192,6 +201,9 @@ func New(cfg Config) (*Server, error) {
 	if err := s.loadTopics(); err != nil {
 		return fail(err)
 	}
+	if err := s.loadRemote(); err != nil {
+		return fail(err)
+	}
 	s.clusterID = readClusterID(cfg.LogDir)
 	g, err := newCoordinator(s)
 	if err != nil {
@@ -204,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 
 // internalTopic reports topics a server keeps for itself.
 func internalTopic(name string) bool {
-	return name == OffsetsTopic || name == "__transaction_state" || name == "__cluster_metadata"
+	return name == OffsetsTopic || name == "__transaction_state" || name == "__cluster_metadata" || name == tiered.MetadataTopic
 }
 
 func (s *Server) loadTopics() error {

@@ -508,3 +508,83 @@ func SegmentOf(ctx context.Context, r *Remote, key string) (*Segment, []string, 
 	}
 	return seg, []string{name + n.Suffix}, nil
 }
+
+// RemoteStart is the first offset the remote tier serves (the start of the
+// first finished segment), or -1.
+func (t *Tiers) RemoteStart() int64 {
+	ss := t.segments()
+	if len(ss) == 0 {
+		return -1
+	}
+	return ss[0].start
+}
+
+// EpochAt is the leader epoch of offset in the remote segment that holds
+// it (its segmentLeaderEpochs), or -1.
+func (t *Tiers) EpochAt(offset int64) int32 {
+	for _, s := range t.segments() {
+		if s.meta == nil || offset < s.start || offset > s.end {
+			continue
+		}
+		e := int32(-1)
+		for _, es := range s.meta.LeaderEpochs {
+			if es.Offset <= offset {
+				e = es.Epoch
+			}
+		}
+		return e
+	}
+	return -1
+}
+
+// ReadRemote reads whole batches of the remote segment holding offset,
+// from the batch that holds it, up to maxBytes (the first batch whole
+// even when it is larger, unless minOne is false), as a broker answers a
+// fetch below its local log start (RemoteLogManager.read: one segment per
+// fetch). ok is false when no remote segment holds offset.
+func (t *Tiers) ReadRemote(ctx context.Context, offset int64, maxBytes int, minOne bool) (data []byte, ok bool, err error) {
+	for _, s := range t.segments() {
+		if offset < s.start || offset > s.end {
+			continue
+		}
+		p, found, err := t.findInSegment(ctx, s, offset)
+		if err != nil || !found {
+			return nil, false, err
+		}
+		var m *Manifest
+		if s.seg.Layout == LayoutAiven {
+			if m, err = t.Remote.ReadManifest(ctx, s.seg.Key(SuffixManifest)); err != nil {
+				return nil, false, err
+			}
+		}
+		lr, err := t.Remote.OpenLog(ctx, s.seg, m)
+		if err != nil {
+			return nil, false, err
+		}
+		defer lr.Close()
+		sc := format.NewScanner(lr, lr.Size(), format.ScanOptions{MaxBatchBytes: t.MaxBatchBytes, HeadersOnly: true})
+		sc.SetPos(p.Pos)
+		end := p.Pos
+		for b, err := range sc.All() {
+			if err != nil {
+				break
+			}
+			if end+b.Size()-p.Pos > int64(maxBytes) && (end > p.Pos || !minOne) {
+				break
+			}
+			end = b.Pos + b.Size()
+		}
+		if end == p.Pos {
+			return nil, true, nil
+		}
+		buf := make([]byte, end-p.Pos)
+		if n, err := lr.ReadAt(buf, p.Pos); n < len(buf) {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, true, err
+		}
+		return buf, true, nil
+	}
+	return nil, false, nil
+}

@@ -39,10 +39,16 @@ topic's partitions must be 0..n-1). Clients consume with Fetch, ListOffsets
 and consumer groups; committed offsets go to __consumer_offsets-N partitions
 in Kafka's record format (in --state unless --writable). Read-only by
 default: the log dir is never changed. --writable accepts Produce (acks 0, 1,
-all; idempotent producers) through klog's appender. Stops cleanly on
-SIGINT/SIGTERM.`,
+all; idempotent producers) through klog's appender. With --remote (and the
+flags of klog tiered: --rsm-config, --key-pair, --s3-*), the remote tier of
+tiered storage is served too: a fetch below a partition's local log start
+reads the remote segment that holds the offset (the log dir's
+__remote_log_metadata-N say which), and ListOffsets answers -2 (the remote
+start), -4 (earliest-local) and -5 (latest-tiered) as a broker with tiered
+storage does. Stops cleanly on SIGINT/SIGTERM.`,
 	Flags: []cli.Flag{serveLogDirFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
-		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag},
+		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag,
+		tieredRemoteFlag, tieredPrefixFlag, tieredKeyPairFlag, tieredRSMFlag, s3EndpointFlag, s3RegionFlag, s3ProfileFlag, s3AddressingFlag, s3AnonymousFlag, tieredParallelFlag},
 	Action: runServe,
 }
 
@@ -80,6 +86,9 @@ func runServe(c *cli.Context) error {
 	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
 		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
 		IdleTimeout: c.Duration(serveIdleFlag.Name)}
+	if err := serveRemote(c, &cfg); err != nil {
+		return err
+	}
 	if !cfg.Writable {
 		cfg.StateDir = c.String(serveStateFlag.Name)
 		if cfg.StateDir == "" {

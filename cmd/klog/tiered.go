@@ -11,6 +11,7 @@ import (
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/objstore"
+	"github.com/klog-dev/klog/serve"
 	"github.com/klog-dev/klog/tiered"
 	"github.com/urfave/cli/v2"
 )
@@ -81,37 +82,11 @@ type tieredSetup struct {
 
 func readTieredSetup(c *cli.Context) (*tieredSetup, error) {
 	cmd := "tiered " + c.Command.Name
-	var rsm *tiered.RSMConfig
-	if p := c.String(tieredRSMFlag.Name); p != "" {
-		data, err := safeio.ReadFile(p, safeio.MaxCheckpointBytes)
-		if err != nil {
-			return nil, fail(cmd, err)
-		}
-		if rsm, err = tiered.ParseRSMConfig(data, filepath.Dir(p)); err != nil {
-			return nil, usageError("%s: %s: %v", cmd, p, err)
-		}
-	}
-	where := c.String(tieredRemoteFlag.Name)
-	if where == "" && rsm != nil {
-		where = rsm.Location()
-	}
-	if where == "" {
-		return nil, usageError("%s: say where the remote tier is (--remote s3://BUCKET[/PREFIX] or --remote DIR)", cmd)
-	}
-	loc, err := objstore.ParseLocation(where)
-	if err != nil {
-		return nil, usageError("%s: --remote: %v", cmd, err)
-	}
-	keys, err := tieredKeys(c, rsm)
+	remote, loc, err := openRemote(c, cmd)
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(c, loc, rsm)
-	if err != nil {
-		return nil, fail(cmd, err)
-	}
-	s := &tieredSetup{remote: &tiered.Remote{Store: store, Keys: keys}, loc: loc, prefix: loc.Prefix + c.String(tieredPrefixFlag.Name),
-		logDirs: c.StringSlice(tieredLogDirFlag.Name)}
+	s := &tieredSetup{remote: remote, loc: loc, prefix: loc.Prefix + c.String(tieredPrefixFlag.Name), logDirs: c.StringSlice(tieredLogDirFlag.Name)}
 	if s.metadata, err = tiered.MetadataDirs(append(c.StringSlice(tieredLogDirFlag.Name), c.StringSlice(tieredMetadataFlag.Name)...)); err != nil {
 		return nil, fail(cmd, err)
 	}
@@ -124,8 +99,57 @@ func readTieredSetup(c *cli.Context) (*tieredSetup, error) {
 	return s, nil
 }
 
+// openRemote reads where the remote tier is (--remote, --rsm-config), its
+// keys and the S3 flags.
+func openRemote(c *cli.Context, cmd string) (*tiered.Remote, objstore.Location, error) {
+	var rsm *tiered.RSMConfig
+	if p := c.String(tieredRSMFlag.Name); p != "" {
+		data, err := safeio.ReadFile(p, safeio.MaxCheckpointBytes)
+		if err != nil {
+			return nil, objstore.Location{}, fail(cmd, err)
+		}
+		if rsm, err = tiered.ParseRSMConfig(data, filepath.Dir(p)); err != nil {
+			return nil, objstore.Location{}, usageError("%s: %s: %v", cmd, p, err)
+		}
+	}
+	where := c.String(tieredRemoteFlag.Name)
+	if where == "" && rsm != nil {
+		where = rsm.Location()
+	}
+	if where == "" {
+		return nil, objstore.Location{}, usageError("%s: say where the remote tier is (--remote s3://BUCKET[/PREFIX] or --remote DIR)", cmd)
+	}
+	loc, err := objstore.ParseLocation(where)
+	if err != nil {
+		return nil, loc, usageError("%s: --remote: %v", cmd, err)
+	}
+	keys, err := tieredKeys(c, rsm)
+	if err != nil {
+		return nil, loc, err
+	}
+	store, err := openStore(c, loc, rsm)
+	if err != nil {
+		return nil, loc, fail(cmd, err)
+	}
+	return &tiered.Remote{Store: store, Keys: keys}, loc, nil
+}
+
+// serveRemote sets serve's remote tier from --remote and its flags (none:
+// no remote tier).
+func serveRemote(c *cli.Context, cfg *serve.Config) error {
+	if c.String(tieredRemoteFlag.Name) == "" && c.String(tieredRSMFlag.Name) == "" {
+		return nil
+	}
+	remote, loc, err := openRemote(c, "serve")
+	if err != nil {
+		return err
+	}
+	cfg.Remote, cfg.RemotePrefix = remote, loc.Prefix+c.String(tieredPrefixFlag.Name)
+	return nil
+}
+
 func tieredKeys(c *cli.Context, rsm *tiered.RSMConfig) (tiered.KeyRing, error) {
-	cmd := "tiered " + c.Command.Name
+	cmd := c.Command.Name
 	keys := tiered.KeyRing{}
 	if rsm != nil {
 		kr, err := rsm.Keys()
@@ -172,7 +196,7 @@ func openStore(c *cli.Context, loc objstore.Location, rsm *tiered.RSMConfig) (ob
 	case "virtual":
 		o.Addressing = objstore.AddressingVirtual
 	default:
-		return nil, usageError("tiered %s: --s3-addressing must be path, virtual or auto, got %q", c.Command.Name, a)
+		return nil, usageError("%s: --s3-addressing must be path, virtual or auto, got %q", c.Command.Name, a)
 	}
 	return objstore.NewS3(c.Context, loc.Bucket, o)
 }
