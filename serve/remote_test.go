@@ -107,3 +107,25 @@ func TestRemoteTierConsume(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteTierKcat: librdkafka (kcat -C -o beginning -e) replays a
+// tiered partition, remote segments first, from an unmodified client.
+func TestRemoteTierKcat(t *testing.T) {
+	kcat := needClient(t, "kcat", "-V")
+	st, err := objstore.NewDir(tieredFixtures + "/local-tiered/remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startServer(t, Config{LogDir: copyLogDir(t, tieredFixtures+"/local-tiered/broker-logdir"), Remote: &tiered.Remote{Store: st}})
+	got := runClient(t, "", kcat, "-C", "-b", addr, "-t", "orders", "-p", "0", "-o", "beginning", "-e", "-q", "-f", `%o %k\n`)
+	var want string
+	for o := 8; o <= 33; o++ {
+		if o == 19 {
+			continue // the ABORT marker
+		}
+		want += strconv.Itoa(o) + " order-" + strconv.Itoa(o) + "\n"
+	}
+	if got != want {
+		t.Errorf("kcat read:\n%s\nwant:\n%s", got, want)
+	}
+}
