@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/internal/safeio"
-	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/recordfmt"
 	"github.com/klog-dev/klog/serve"
@@ -53,44 +52,16 @@ func writePartition(t *testing.T, dir string) {
 // klogRecords reads the partition as recordfmt sees it.
 func klogRecords(t *testing.T, dir string) []recordfmt.Record {
 	t.Helper()
-	d, err := partition.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []recordfmt.Record
-	var rr format.RecordReader
-	for _, seg := range d.Segments {
-		f, size, err := safeio.OpenSized(seg.Log)
-		if err != nil {
-			t.Fatal(err)
+	for _, r := range klogtest.ReadRecords(t, dir) {
+		rec := recordfmt.Record{Topic: "fmt", Partition: 0, Offset: r.Offset, Timestamp: r.Timestamp,
+			Key: r.Key, Value: r.Value, LeaderEpoch: r.LeaderEpoch}
+		for _, h := range r.Headers {
+			rec.Headers = append(rec.Headers, recordfmt.Header{Key: h.Key, Value: h.Value})
 		}
-		sc := format.NewScanner(f, size, format.ScanOptions{})
-		for b, err := range sc.All() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r, err := range rr.Records(b) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				rec := recordfmt.Record{Topic: d.Topic, Partition: d.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
-					Key: clone(r.Key), Value: clone(r.Value), LeaderEpoch: b.PartitionLeaderEpoch}
-				for _, h := range r.Headers {
-					rec.Headers = append(rec.Headers, recordfmt.Header{Key: clone(h.Key), Value: clone(h.Value)})
-				}
-				out = append(out, rec)
-			}
-		}
-		f.Close()
+		out = append(out, rec)
 	}
 	return out
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }
 
 // TestKcatFormatsMatchKcat runs kcat against klog serve over the same

@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/internal/safeio"
-	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 const fixtures = "testdata/confluent"
@@ -20,39 +18,11 @@ type fixtureRecord struct {
 
 func readFixture(t testing.TB, topic string) []fixtureRecord {
 	t.Helper()
-	d, err := partition.Open(filepath.Join(fixtures, topic+"-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []fixtureRecord
-	var rr format.RecordReader
-	for _, seg := range d.Segments {
-		f, size, err := safeio.OpenSized(seg.Log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := format.NewScanner(f, size, format.ScanOptions{})
-		for b, err := range sc.All() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r, err := range rr.Records(b) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, fixtureRecord{r.Offset, cloneBytes(r.Key), cloneBytes(r.Value)})
-			}
-		}
-		f.Close()
+	for _, r := range klogtest.ReadRecords(t, filepath.Join(fixtures, topic+"-0")) {
+		out = append(out, fixtureRecord{r.Offset, r.Key, r.Value})
 	}
 	return out
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }
 
 type expectedRecord struct {

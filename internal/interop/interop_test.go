@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
-	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/internal/safeio"
-	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/schema"
 )
 
@@ -21,39 +19,11 @@ const fixtures = "../../schema/testdata/confluent"
 // own reader.
 func records(t *testing.T, topic string) [][2][]byte {
 	t.Helper()
-	d, err := partition.Open(filepath.Join(fixtures, topic+"-0"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out [][2][]byte
-	var rr format.RecordReader
-	for _, seg := range d.Segments {
-		f, size, err := safeio.OpenSized(seg.Log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := format.NewScanner(f, size, format.ScanOptions{})
-		for b, err := range sc.All() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r, err := range rr.Records(b) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, [2][]byte{clone(r.Key), clone(r.Value)})
-			}
-		}
-		f.Close()
+	for _, r := range klogtest.ReadRecords(t, filepath.Join(fixtures, topic+"-0")) {
+		out = append(out, [2][]byte{r.Key, r.Value})
 	}
 	return out
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }
 
 // TestFixturesAreCurrent: the committed partitions hold exactly what
