@@ -36,7 +36,13 @@ func (d *Decompressor) max() int {
 	return DefaultMaxDecompressedBytes
 }
 
-var errOverCap = errors.New("decompressed data exceeds the size limit")
+// errOverCap is a decompression past the cap: an ErrTooLarge.
+var errOverCap error = overCapError{}
+
+type overCapError struct{}
+
+func (overCapError) Error() string { return "decompressed data exceeds the size limit" }
+func (overCapError) Unwrap() error { return ErrTooLarge }
 
 // Decompress appends the decompressed form of src to dst[:0] and returns
 // it. magic selects Kafka's lz4 framing variant (magic 0 writes a broken
@@ -165,6 +171,23 @@ func readCapped(r io.Reader, dst []byte, limit int) (out []byte, over bool, err 
 const zstdMaxWindow = 32 << 20
 
 func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
+	if err := d.zstdDecoder(); err != nil {
+		return dst, err
+	}
+	out, err := readTwoPass(func() (io.Reader, error) {
+		d.br.Reset(src)
+		return d.zstd, d.zstd.Reset(&d.br)
+	}, dst, d.max())
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		// The decoder's own checks of the limits set above: the frame
+		// declares more than the cap (content or window size).
+		return out[:min(len(out), d.max())], errOverCap
+	}
+	return out, err
+}
+
+// zstdDecoder makes d.zstd, with the limits of the current cap.
+func (d *Decompressor) zstdDecoder() error {
 	if d.zstd != nil && d.zstdMax != d.max() {
 		d.zstd.Close() // the cap changed: a decoder with the new limits
 		d.zstd = nil
@@ -177,20 +200,11 @@ func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
 		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
 			zstd.WithDecoderMaxMemory(limit), zstd.WithDecoderMaxWindow(min(limit, zstdMaxWindow)))
 		if err != nil {
-			return dst, err
+			return err
 		}
 		d.zstd, d.zstdMax = dec, d.max()
 	}
-	out, err := readTwoPass(func() (io.Reader, error) {
-		d.br.Reset(src)
-		return d.zstd, d.zstd.Reset(&d.br)
-	}, dst, d.max())
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
-		// The decoder's own checks of the limits set above: the frame
-		// declares more than the cap (content or window size).
-		return out[:min(len(out), d.max())], errOverCap
-	}
-	return out, err
+	return nil
 }
 
 // xerialMagic starts snappy-java's SnappyOutputStream framing: magic, then
@@ -215,30 +229,49 @@ func decodeXerial(src, dst []byte, max int) ([]byte, error) {
 	if len(src) < xerialHeaderLen || !bytes.Equal(src[:8], xerialMagic[:]) {
 		return snappyBlock(src, dst, max)
 	}
-	p := xerialHeaderLen
-	for len(src)-p >= 4 {
-		n := binary.BigEndian.Uint32(src[p:])
-		if n == 0x82534E41 {
-			if len(src)-p < xerialHeaderLen || !bytes.Equal(src[p:p+8], xerialMagic[:]) {
-				return dst, errors.New("invalid snappy stream header")
-			}
-			p += xerialHeaderLen
-			continue
-		}
-		p += 4
-		if int32(n) < 0 || n > xerialMaxChunk {
-			return dst, errors.New("invalid snappy chunk length " + itoa(int64(int32(n))))
-		}
-		if int(n) > len(src)-p {
-			return dst, io.ErrUnexpectedEOF
-		}
-		var err error
-		if dst, err = snappyBlock(src[p:p+int(n)], dst, max); err != nil {
+	f := xerialFrame{src: src, p: xerialHeaderLen}
+	for {
+		block, err := f.next()
+		if err != nil || block == nil {
 			return dst, err
 		}
-		p += int(n)
+		if dst, err = snappyBlock(block, dst, max); err != nil {
+			return dst, err
+		}
 	}
-	return dst, nil
+}
+
+// xerialFrame walks the blocks of snappy-java's framing after its first
+// header.
+type xerialFrame struct {
+	src []byte
+	p   int
+}
+
+// next returns the next raw snappy block, nil at the end.
+func (f *xerialFrame) next() ([]byte, error) {
+	src := f.src
+	for len(src)-f.p >= 4 {
+		n := binary.BigEndian.Uint32(src[f.p:])
+		if n == 0x82534E41 {
+			if len(src)-f.p < xerialHeaderLen || !bytes.Equal(src[f.p:f.p+8], xerialMagic[:]) {
+				return nil, errors.New("invalid snappy stream header")
+			}
+			f.p += xerialHeaderLen
+			continue
+		}
+		f.p += 4
+		if int32(n) < 0 || n > xerialMaxChunk {
+			return nil, errors.New("invalid snappy chunk length " + itoa(int64(int32(n))))
+		}
+		if int(n) > len(src)-f.p {
+			return nil, io.ErrUnexpectedEOF
+		}
+		block := src[f.p : f.p+int(n)]
+		f.p += int(n)
+		return block, nil
+	}
+	return nil, nil
 }
 
 func snappyBlock(src, dst []byte, max int) ([]byte, error) {
@@ -313,33 +346,51 @@ func (c *Compressor) Compress(codec Compression, magic int8, dst, src []byte) ([
 		if magic < MagicV2 {
 			return dst, errors.New("zstd needs magic v2 (KIP-110)")
 		}
-		if c.zstd == nil {
-			enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-			if err != nil {
-				return dst, err
-			}
-			c.zstd = enc
+		if err := c.zstdEncoder(); err != nil {
+			return dst, err
 		}
 		return c.zstd.EncodeAll(src, dst), nil
 	}
 	return dst, errors.New("Unknown compression type id: " + itoa(int64(codec)))
 }
 
+// zstdEncoder makes c.zstd (Kafka's default level, one goroutine).
+func (c *Compressor) zstdEncoder() error {
+	if c.zstd == nil {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return err
+		}
+		c.zstd = enc
+	}
+	return nil
+}
+
 // encodeXerial writes snappy-java's framing: the 16-byte header, then one
 // length-prefixed raw snappy block per 32 KiB of input.
 func encodeXerial(dst, src []byte) []byte {
-	dst = append(dst, xerialMagic[:]...)
-	dst = append(dst, 0, 0, 0, 1, 0, 0, 0, 1)
+	dst = appendXerialHeader(dst)
 	for len(src) > 0 {
 		n := min(len(src), xerialBlockSize)
-		at := len(dst)
-		dst = grow(dst, 4+snappy.MaxEncodedLen(n))
-		out := snappy.Encode(dst[at+4:], src[:n])
-		binary.BigEndian.PutUint32(dst[at:], uint32(len(out)))
-		dst = dst[:at+4+len(out)]
+		dst = appendXerialBlock(dst, src[:n])
 		src = src[n:]
 	}
 	return dst
+}
+
+// appendXerialHeader appends snappy-java's 16-byte stream header.
+func appendXerialHeader(dst []byte) []byte {
+	dst = append(dst, xerialMagic[:]...)
+	return append(dst, 0, 0, 0, 1, 0, 0, 0, 1)
+}
+
+// appendXerialBlock appends one length-prefixed raw snappy block.
+func appendXerialBlock(dst, src []byte) []byte {
+	at := len(dst)
+	dst = grow(dst, 4+snappy.MaxEncodedLen(len(src)))
+	out := snappy.Encode(dst[at+4:], src)
+	binary.BigEndian.PutUint32(dst[at:], uint32(len(out)))
+	return dst[:at+4+len(out)]
 }
 
 // unknownCodecError is a codec id Kafka does not know (5..7); its text is

@@ -71,12 +71,12 @@ func (c *Compressor) AppendBatch(dst []byte, h *Batch, recs []Record) ([]byte, e
 	codec := Compression(h.Attributes & attrCompressionMask)
 	if codec == CompressionNone {
 		for i := range recs {
-			dst = appendRecordV2(dst, &recs[i])
+			dst = AppendRecordV2(dst, &recs[i])
 		}
 	} else {
 		raw := c.scratch[:0]
 		for i := range recs {
-			raw = appendRecordV2(raw, &recs[i])
+			raw = AppendRecordV2(raw, &recs[i])
 		}
 		c.scratch = raw
 		var err error
@@ -94,8 +94,11 @@ func (c *Compressor) AppendBatch(dst []byte, h *Batch, recs []Record) ([]byte, e
 	return dst, nil
 }
 
-// appendRecordV2 appends one record (DefaultRecord.writeTo).
-func appendRecordV2(dst []byte, r *Record) []byte {
+// AppendRecordV2 appends one v2 record (DefaultRecord.writeTo): its length
+// varint, Attributes, TimestampDelta, OffsetDelta, Key, Value and Headers.
+// A record stream of a batch is these, one after another (compressed
+// with the batch's codec, see Compressor.Writer).
+func AppendRecordV2(dst []byte, r *Record) []byte {
 	body := 1 + SizeOfVarlong(r.TimestampDelta) + SizeOfVarint(r.OffsetDelta) +
 		sizedLen(r.Key) + sizedLen(r.Value) + SizeOfVarint(int32(len(r.Headers)))
 	for _, h := range r.Headers {
@@ -166,7 +169,7 @@ func (c *Compressor) AppendLegacy(dst []byte, s LegacySpec, recs []Record) ([]by
 			if tsAttr != 0 {
 				ts = s.LogAppendTime
 			}
-			dst = appendLegacyEntry(dst, r.Offset, s.Magic, tsAttr, ts, r.Key, r.Value)
+			dst = AppendLegacyEntry(dst, r.Offset, s.Magic, tsAttr, ts, r.Key, r.Value)
 		}
 		return dst, nil
 	}
@@ -178,7 +181,7 @@ func (c *Compressor) AppendLegacy(dst []byte, s LegacySpec, recs []Record) ([]by
 		if s.Magic == MagicV1 {
 			off = int64(i)
 		}
-		inner = appendLegacyEntry(inner, off, s.Magic, 0, r.Timestamp, r.Key, r.Value)
+		inner = AppendLegacyEntry(inner, off, s.Magic, 0, r.Timestamp, r.Key, r.Value)
 		maxTS = max(maxTS, r.Timestamp)
 	}
 	c.scratch = inner
@@ -191,11 +194,13 @@ func (c *Compressor) AppendLegacy(dst []byte, s LegacySpec, recs []Record) ([]by
 	if tsAttr != 0 {
 		ts = s.LogAppendTime
 	}
-	return appendLegacyEntry(dst, recs[len(recs)-1].Offset, s.Magic, tsAttr|byte(s.Compression), ts, nil, value), nil
+	return AppendLegacyEntry(dst, recs[len(recs)-1].Offset, s.Magic, tsAttr|byte(s.Compression), ts, nil, value), nil
 }
 
-// appendLegacyEntry appends offset, size and a v0/v1 message with its CRC-32.
-func appendLegacyEntry(dst []byte, offset int64, magic int8, attrs byte, ts int64, key, value []byte) []byte {
+// AppendLegacyEntry appends a v0/v1 log entry: offset, size and the
+// message (magic, attrs, v1's timestamp, key, value) with its CRC-32. A
+// compressed wrapper's value is such entries, compressed.
+func AppendLegacyEntry(dst []byte, offset int64, magic int8, attrs byte, ts int64, key, value []byte) []byte {
 	start := len(dst)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(offset))
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0) // size, crc

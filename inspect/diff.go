@@ -38,8 +38,13 @@ type DiffOptions struct {
 	MaxExtraBatches int
 	MaxBatchBytes   int
 	// Records decodes the listed batches and lists their records (the
-	// only time Diff decompresses anything).
-	Records bool
+	// only time Diff decompresses anything), at most MaxExtraRecords of
+	// them per replica (0: 10,000) holding at most MaxExtraRecordBytes of
+	// keys, values and headers (0: 64 MiB): a batch can hold millions of
+	// records, and the list is held until it is printed.
+	Records             bool
+	MaxExtraRecords     int
+	MaxExtraRecordBytes int64
 	// RecordJSON says how the records are written in JSON (keys and values
 	// are always written; the zero value is the text encoding).
 	RecordJSON ndjson.Options
@@ -119,12 +124,15 @@ type DiffReplica struct {
 	Diverged bool `json:"diverged"`
 	// ExtraBatches are its batches above the common offset (at most
 	// DiffOptions.MaxExtraBatches of them; the counts cover all).
-	ExtraBatches     []DiffBatch `json:"extraBatches"`
-	ExtraBatchCount  int64       `json:"extraBatchCount"`
-	ExtraRecords     int64       `json:"extraRecords"`
-	ExtraBytes       int64       `json:"extraBytes"`
-	ExtraListCut     bool        `json:"extraBatchesTruncated"`
-	ExtraProducerIDs []int64     `json:"extraProducerIds"`
+	ExtraBatches    []DiffBatch `json:"extraBatches"`
+	ExtraBatchCount int64       `json:"extraBatchCount"`
+	ExtraRecords    int64       `json:"extraRecords"`
+	ExtraBytes      int64       `json:"extraBytes"`
+	ExtraListCut    bool        `json:"extraBatchesTruncated"`
+	// ExtraRecordListCut: with DiffOptions.Records, the records listed
+	// stop before the end of the listed batches (the record bounds).
+	ExtraRecordListCut bool    `json:"extraRecordsTruncated"`
+	ExtraProducerIDs   []int64 `json:"extraProducerIds"`
 	// TruncateTo is where it truncates when it rejoins the leader (nil
 	// for the leader); LostBatches/LostRecords are what that removes and
 	// the leader does not hold identically (the rest is fetched again).
@@ -434,6 +442,12 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 	if opts.MaxExtraBatches <= 0 {
 		opts.MaxExtraBatches = 1000
 	}
+	if opts.MaxExtraRecords <= 0 {
+		opts.MaxExtraRecords = 10_000
+	}
+	if opts.MaxExtraRecordBytes <= 0 {
+		opts.MaxExtraRecordBytes = 64 << 20
+	}
 	n := len(dirs)
 	rep := &DiffReport{Type: "diff", CommonOffset: -1, Replicas: make([]DiffReplica, n)}
 	logs := make([]*diffLog, n)
@@ -607,7 +621,7 @@ func Diff(dirs []string, opts DiffOptions) (*DiffReport, error) {
 	}
 	if opts.Records {
 		for i := range rep.Replicas {
-			if err := rep.Replicas[i].decodeExtra(opts.MaxBatchBytes, opts.RecordJSON); err != nil {
+			if err := rep.Replicas[i].decodeExtra(opts); err != nil {
 				rep.Replicas[i].Problems = append(rep.Replicas[i].Problems, err.Error())
 				rep.Replicas[i].troubles++
 			}
@@ -696,9 +710,12 @@ func (r *DiffReplica) extrasHeldByLeader(L *DiffReplica) bool {
 	return true
 }
 
-// decodeExtra reads the listed extra batches again and decodes their
-// records.
-func (r *DiffReplica) decodeExtra(maxBatch int, recOpts ndjson.Options) error {
+// decodeExtra reads the listed extra batches again and lists their
+// records, up to the options' record bounds (one record at a time is
+// decoded and only the listed ones are kept).
+func (r *DiffReplica) decodeExtra(opts DiffOptions) error {
+	maxBatch, recOpts := opts.MaxBatchBytes, opts.RecordJSON
+	records, bytesLeft := opts.MaxExtraRecords, opts.MaxExtraRecordBytes
 	var f *os.File
 	var sc *format.Scanner
 	open := int32(-1)
@@ -710,6 +727,9 @@ func (r *DiffReplica) decodeExtra(maxBatch int, recOpts ndjson.Options) error {
 	var rr format.RecordReader
 	for i := range r.ExtraBatches {
 		x := &r.ExtraBatches[i]
+		if r.ExtraRecordListCut {
+			break
+		}
 		if x.seg != open {
 			if f != nil {
 				f.Close()
@@ -730,7 +750,11 @@ func (r *DiffReplica) decodeExtra(maxBatch int, recOpts ndjson.Options) error {
 			return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
 		}
 		x.RecordList = []DiffRecord{}
-		bc := b.Clone()
+		// The records' JSON needs the batch's header fields only: keep
+		// them, not a copy of its bytes (up to --max-batch-bytes each).
+		bc := new(format.Batch)
+		*bc = *b
+		bc.Raw = nil
 		for {
 			var rec format.Record
 			err := rr.Next(&rec)
@@ -740,6 +764,15 @@ func (r *DiffReplica) decodeExtra(maxBatch int, recOpts ndjson.Options) error {
 			if err != nil {
 				return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
 			}
+			size := int64(len(rec.Key) + len(rec.Value))
+			for _, h := range rec.Headers {
+				size += int64(len(h.Key) + len(h.Value))
+			}
+			if records == 0 || size > bytesLeft {
+				r.ExtraRecordListCut = true
+				break
+			}
+			records, bytesLeft = records-1, bytesLeft-size
 			d := DiffRecord{Type: "record", Offset: rec.Offset, Timestamp: rec.Timestamp, HeaderKeys: []string{}}
 			if rec.Key != nil {
 				d.Key = bytes.Clone(rec.Key)
@@ -907,6 +940,9 @@ func WriteDiffText(w io.Writer, rep *DiffReport) error {
 				for _, rec := range x.RecordList {
 					b.WriteString("    offset " + i64(rec.Offset) + " timestamp " + i64(rec.Timestamp) + " key " + quoteBytes(rec.Key) + " value " + quoteBytes(rec.Value) + "\n")
 				}
+			}
+			if r.ExtraRecordListCut {
+				b.WriteString("  ... (records past --max-extra-records or 64 MiB of keys and values not listed)\n")
 			}
 			if r.ExtraListCut {
 				b.WriteString("  ... (" + i64(r.ExtraBatchCount) + " in all)\n")

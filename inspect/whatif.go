@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -122,9 +123,7 @@ func WhatIf(ctx context.Context, files []string, opts WhatIfOptions) (*WhatIfRep
 	}
 	rep := &WhatIfReport{Type: "whatif", Files: len(files), Sample: opts.Sample, TodayCodecs: []string{}, Codecs: []WhatIfCodec{}}
 	accs := make([]whatIfAcc, len(opts.Codecs))
-	var dec format.Decompressor
-	var comp format.Compressor
-	var recBuf, outBuf, backBuf []byte
+	var run whatIfRun
 	today := map[format.Compression]bool{}
 	for _, path := range files {
 		if err := ctx.Err(); err != nil {
@@ -159,42 +158,32 @@ func WhatIf(ctx context.Context, files []string, opts WhatIfOptions) (*WhatIfRep
 				continue
 			}
 			rep.SampledBatches++
-			region := b.Raw[format.BatchHeaderSize:]
-			records := region
-			if c := b.Compression(); c != format.CompressionNone {
-				recBuf, err = dec.Decompress(c, b.Magic, region, recBuf[:0])
-				if err != nil {
-					rep.UndecodableBatches++
-					rep.SampledBatches--
-					continue
-				}
-				records = recBuf
+			src, err := run.source(b)
+			if err != nil {
+				rep.UndecodableBatches++
+				rep.SampledBatches--
+				continue
 			}
 			today[b.Compression()] = true
 			rep.TodayBytes += b.Size()
-			rep.RecordBytes += int64(len(records))
+			rep.RecordBytes += src.size
 			for i, c := range opts.Codecs {
 				a := &accs[i]
-				t0 := time.Now()
-				out, err := comp.Compress(c, format.MagicV2, outBuf[:0], records)
-				t1 := time.Now()
+				took, err := run.compress(c, src)
+				a.comp += took
 				if err != nil {
 					a.errors++
 					continue
 				}
-				outBuf = out
-				a.comp += t1.Sub(t0)
-				a.stored += int64(format.BatchHeaderSize + len(out))
+				a.stored += format.BatchHeaderSize + run.stored
 				if c == format.CompressionNone {
 					continue
 				}
-				t2 := time.Now()
-				back, err := dec.Decompress(c, format.MagicV2, out, backBuf[:0])
-				a.decomp += time.Since(t2)
-				if err != nil || len(back) != len(records) {
+				took, err = run.roundTrip(c, src)
+				a.decomp += took
+				if err != nil {
 					a.errors++
 				}
-				backBuf = back
 			}
 		}
 		f.Close()
@@ -218,6 +207,152 @@ func WhatIf(ctx context.Context, files []string, opts WhatIfOptions) (*WhatIfRep
 		rep.Codecs = append(rep.Codecs, wc)
 	}
 	return rep, nil
+}
+
+// whatIfInMemory is the largest record stream WhatIf holds: a larger one
+// (a 19-million-record batch decompresses to 133 MB) is decompressed again
+// as a stream for each pass instead (memory: the codecs' windows).
+const whatIfInMemory = 8 << 20
+
+// whatIfRun holds the codecs and buffers of one run.
+type whatIfRun struct {
+	small  format.Decompressor // into memory, up to whatIfInMemory
+	in, rt format.Decompressor // a streamed batch's records; round trips
+	comp   format.Compressor
+	recBuf []byte
+	out    bytes.Buffer // one codec's output (none's is only counted)
+	stored int64        // its size
+	a, b   [64 << 10]byte
+}
+
+// whatIfSource is a batch's record stream: in memory, or opened anew for
+// each pass.
+type whatIfSource struct {
+	mem  []byte
+	open func() (io.Reader, error)
+	size int64
+}
+
+func (s whatIfSource) reader() (io.Reader, error) {
+	if s.open == nil {
+		return bytes.NewReader(s.mem), nil
+	}
+	return s.open()
+}
+
+// source decompresses b's records into memory when they fit, else counts
+// them through a stream (an error: the batch is undecodable).
+func (w *whatIfRun) source(b *format.Batch) (whatIfSource, error) {
+	region := b.Raw[format.BatchHeaderSize:]
+	c := b.Compression()
+	if c == format.CompressionNone {
+		return whatIfSource{mem: region, size: int64(len(region))}, nil
+	}
+	w.small.MaxBytes = whatIfInMemory
+	out, err := w.small.Decompress(c, b.Magic, region, w.recBuf[:0])
+	if err == nil {
+		w.recBuf = out
+		return whatIfSource{mem: out, size: int64(len(out))}, nil
+	}
+	if !errors.Is(err, format.ErrTooLarge) {
+		return whatIfSource{}, err
+	}
+	src := whatIfSource{open: func() (io.Reader, error) { return w.in.Reader(c, b.Magic, region) }}
+	r, err := src.open()
+	if err != nil {
+		return whatIfSource{}, err
+	}
+	src.size, err = io.CopyBuffer(io.Discard, r, w.a[:])
+	return src, err
+}
+
+// compress writes src through codec c into w.out, as a producer's stream,
+// and returns the time spent compressing (not reading src). The records
+// uncompressed (none) are counted, not kept.
+func (w *whatIfRun) compress(c format.Compression, src whatIfSource) (time.Duration, error) {
+	w.out.Reset()
+	r, err := src.reader()
+	if err != nil {
+		return 0, err
+	}
+	out := io.Writer(&w.out)
+	if c == format.CompressionNone {
+		out = io.Discard
+	}
+	counted := &countingWriter{w: out}
+	defer func() { w.stored = counted.n }()
+	t0 := time.Now()
+	cw, err := w.comp.Writer(c, format.MagicV2, counted)
+	if err != nil {
+		return 0, err
+	}
+	took := time.Since(t0)
+	for {
+		n, rerr := io.ReadFull(r, w.a[:])
+		t := time.Now()
+		_, err := cw.Write(w.a[:n])
+		took += time.Since(t)
+		if err != nil {
+			return took, err
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return took, rerr
+		}
+	}
+	t := time.Now()
+	err = cw.Close()
+	return took + time.Since(t), err
+}
+
+// countingWriter counts what it passes on.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// errRoundTrip is a codec whose output does not decompress to its input.
+var errRoundTrip = errors.New("decompressed data differs from the records")
+
+// roundTrip decompresses w.out with c as a stream and compares it with src
+// as it comes, returning the time spent decompressing.
+func (w *whatIfRun) roundTrip(c format.Compression, src whatIfSource) (time.Duration, error) {
+	want, err := src.reader()
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	r, err := w.rt.Reader(c, format.MagicV2, w.out.Bytes())
+	took := time.Since(t0)
+	if err != nil {
+		return took, err
+	}
+	for {
+		t := time.Now()
+		n, err := io.ReadFull(r, w.a[:])
+		took += time.Since(t)
+		m, _ := io.ReadFull(want, w.b[:])
+		if n != m || !bytes.Equal(w.a[:n], w.b[:m]) {
+			return took, errRoundTrip
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if k, _ := want.Read(w.b[:1]); k > 0 {
+				return took, errRoundTrip
+			}
+			return took, nil
+		}
+		if err != nil {
+			return took, err
+		}
+	}
 }
 
 // WriteWhatIfJSON writes the report as one "whatif" object.

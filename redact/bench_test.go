@@ -5,14 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/produce"
 )
 
@@ -78,37 +75,6 @@ func produceBytes(tb testing.TB, dir string, size int64, codec format.Compressio
 	return n
 }
 
-// peakHeap samples the heap in use while fn runs.
-func peakHeap(fn func()) uint64 {
-	// A low GC percent keeps the heap near what is live, so the peak says
-	// what fn holds, not how far the collector lagged (on a loaded machine
-	// it lags by whole megabytes).
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	wg.Wait()
-	return peak.Load()
-}
-
 // BenchmarkRedactVsProduce: klog redact of a partition against klog
 // produce writing the same bytes (the baseline, same run); both report the
 // source's bytes per operation. The issue asks redact >= 0.3x produce.
@@ -137,7 +103,7 @@ func BenchmarkRedactVsProduce(b *testing.B) {
 				for b.Loop() {
 					n++
 					dir := filepath.Join(root, "r"+strconv.Itoa(n), "t-0")
-					peak = max(peak, peakHeap(func() {
+					peak = max(peak, klogtest.PeakHeap(func() {
 						if _, err := Partition(src, dir, Options{Mode: Hash, HashKey: []byte("k")}); err != nil {
 							b.Fatal(err)
 						}
@@ -164,7 +130,7 @@ func TestRedactMemoryFlat(t *testing.T) {
 		src := filepath.Join(root, "src"+strconv.Itoa(i), "t-0")
 		produceBytes(t, src, size, format.CompressionLZ4)
 		runtime.GC()
-		peaks = append(peaks, peakHeap(func() {
+		peaks = append(peaks, klogtest.PeakHeap(func() {
 			if _, err := Partition(src, filepath.Join(root, "out"+strconv.Itoa(i)), Options{Mode: Hash}); err != nil {
 				t.Fatal(err)
 			}

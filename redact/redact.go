@@ -142,7 +142,11 @@ type redactor struct {
 	mac    hash.Hash
 	rr     format.RecordReader
 	comp   format.Compressor
-	recs   []format.Record
+	sink   batchSink
+	rec    format.Record
+	one    [1]format.Record
+	hdrs   []format.Header
+	enc    []byte
 	arena  []byte
 	out    []byte
 	digest [sha256.Size]byte
@@ -199,7 +203,13 @@ func PartitionContext(ctx context.Context, src, dst string, opts Options) (*Resu
 		}
 		name := de.Name()
 		in := filepath.Join(src, name)
-		switch kind, base, variant := classify(name); kind {
+		kind, base, variant := classify(name)
+		if kind == fileMeta && !plausibleSize(in, name) {
+			// A 2 GiB sparse "snapshot" is not Kafka's: left out (or
+			// copied unchanged with CopyUnknown) like any unknown file.
+			kind = fileUnknown
+		}
+		switch kind {
 		case fileLog:
 			if err := r.segment(in, filepath.Join(dst, name), filepath.Join(dst, base+partition.IndexSuffix+variant),
 				filepath.Join(dst, base+partition.TimeIndexSuffix+variant), baseOf(name)); err != nil {
@@ -272,6 +282,24 @@ func classify(name string) (kind fileKind, base, variant string) {
 	return fileUnknown, "", ""
 }
 
+// plausibleSize reports whether a Kafka metadata file is within the size
+// klog reads such files to (safeio's limits): producer snapshots
+// MaxSnapshotBytes, checkpoints and partition.metadata MaxCheckpointBytes;
+// a .txnindex (34 bytes per aborted transaction) has no limit.
+func plausibleSize(path, name string) bool {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return true // the copy reports it
+	}
+	switch {
+	case strings.Contains(name, partition.TxnIndexSuffix):
+		return true
+	case strings.Contains(name, partition.SnapshotSuffix):
+		return st.Size() <= safeio.MaxSnapshotBytes
+	}
+	return st.Size() <= safeio.MaxCheckpointBytes
+}
+
 func baseOf(name string) int64 {
 	off, _, _ := partition.ParseFileName(name)
 	return off
@@ -329,12 +357,14 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 	defer f.Close()
 	src := safeio.NewFixedReaderAt(f, in, size)
 	r.res.BytesIn += size
-	of, err := create(out, in)
+	// Read-write: a batch too large to hold is written as it is encoded,
+	// and its CRC read back (encode.go).
+	of, err := safeio.OpenFile(out, os.O_RDWR|os.O_CREATE|os.O_EXCL, safeio.OutputPerm(in))
 	if err != nil {
 		return err
 	}
 	defer closeErr(of, &err)
-	w := bufio.NewWriterSize(of, 256<<10)
+	o := &segOut{w: bufio.NewWriterSize(of, 256<<10), f: of}
 	var x *indexer
 	if idxPath != "" {
 		xf, err := create(idxPath, in)
@@ -351,7 +381,6 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 			idx: bufio.NewWriter(xf), tidx: bufio.NewWriter(tf)}
 	}
 	sc := format.NewScanner(src, size, format.ScanOptions{MaxBatchBytes: r.opts.MaxBatchBytes})
-	var pos int64
 	// anchored: the next entry starts where an entry must start (the
 	// segment's start, or the end of a batch whose length is trusted).
 	anchored := true
@@ -368,12 +397,10 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 			// An entry the scanner could not parse: its framing is kept
 			// where a header must be, nothing of it elsewhere; the next
 			// position comes from its untrusted length.
-			n := sc.Pos() - start
-			if err := r.untrusted(w, src, start, n, anchored); err != nil {
+			if err := r.untrusted(o, src, start, sc.Pos()-start, anchored); err != nil {
 				return err
 			}
 			r.res.Batches++
-			pos += n
 			anchored = false
 			continue
 		}
@@ -381,14 +408,14 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		if !anchored && !valid {
 			// Reached through an untrusted length, and not a batch by
 			// its CRC: its "header" may be the middle of record values.
-			if err := r.untrusted(w, src, start, int64(len(b.Raw)), false); err != nil {
+			if err := r.untrusted(o, src, start, int64(len(b.Raw)), false); err != nil {
 				return err
 			}
 			r.res.Batches++
-			pos += int64(len(b.Raw))
 			continue
 		}
-		batch, err := r.batch(b)
+		at := o.pos
+		n, err := r.write(o, b)
 		if err != nil {
 			return err
 		}
@@ -400,15 +427,11 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 			maxTs = -1
 		}
 		r.res.Batches++
-		if _, err := w.Write(batch); err != nil {
-			return err
-		}
 		if x != nil && lastOffset >= base {
-			if err := x.add(pos, int64(len(batch)), lastOffset, maxTs); err != nil {
+			if err := x.add(at, n, lastOffset, maxTs); err != nil {
 				return err
 			}
 		}
-		pos += int64(len(batch))
 	}
 	if err := src.Err(); err != nil {
 		return err
@@ -419,11 +442,10 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 		if anchored && (t.Kind == format.TailPartial || t.Kind == format.TailCorrupt) {
 			keep = format.HeaderSizeUpToMagic
 		}
-		if err := r.writeZeroed(w, src, t.Pos, n, keep); err != nil {
+		if err := r.writeZeroed(o, src, t.Pos, n, keep); err != nil {
 			return err
 		}
 		r.res.TrailingBytes += n
-		pos += n
 	}
 	if err := src.Err(); err != nil {
 		return err
@@ -431,8 +453,8 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 	if err := safeio.StillWhole(f, in, size); err != nil {
 		return err
 	}
-	r.res.BytesOut += pos
-	if err := w.Flush(); err != nil {
+	r.res.BytesOut += o.pos
+	if err := o.w.Flush(); err != nil {
 		return err
 	}
 	if x != nil {
@@ -453,26 +475,26 @@ func (r *redactor) segment(in, out, idxPath, tidxPath string, base int64) (err e
 // decoded: at an anchored position its framing (the 17 bytes the scanner
 // parsed) and zeros, counted as a zeroed batch; elsewhere zeros only,
 // counted as zeroed bytes.
-func (r *redactor) untrusted(w io.Writer, src io.ReaderAt, pos, n int64, anchored bool) error {
+func (r *redactor) untrusted(o *segOut, src io.ReaderAt, pos, n int64, anchored bool) error {
 	if !anchored {
 		r.res.ZeroedBytes += n
-		return r.writeZeroed(w, src, pos, n, 0)
+		return r.writeZeroed(o, src, pos, n, 0)
 	}
 	r.res.ZeroedBatches++
-	return r.writeZeroed(w, src, pos, n, format.HeaderSizeUpToMagic)
+	return r.writeZeroed(o, src, pos, n, format.HeaderSizeUpToMagic)
 }
 
 // writeZeroed writes n bytes standing for the source's bytes at pos: the
 // first keep of them as they are (the framing: offset, size and what
 // follows up to the records), zeros after them. Memory stays bounded
 // whatever n is.
-func (r *redactor) writeZeroed(w io.Writer, src io.ReaderAt, pos, n int64, keep int) error {
+func (r *redactor) writeZeroed(o *segOut, src io.ReaderAt, pos, n int64, keep int) error {
 	k := min(int64(keep), n)
 	head := make([]byte, k)
 	if _, err := src.ReadAt(head, pos); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	if _, err := w.Write(head); err != nil {
+	if err := o.write(head); err != nil {
 		return err
 	}
 	if len(r.zeros) < 64<<10 {
@@ -480,7 +502,7 @@ func (r *redactor) writeZeroed(w io.Writer, src io.ReaderAt, pos, n int64, keep 
 	}
 	for left := n - k; left > 0; {
 		c := min(left, int64(len(r.zeros)))
-		if _, err := w.Write(r.zeros[:c]); err != nil {
+		if err := o.write(r.zeros[:c]); err != nil {
 			return err
 		}
 		left -= c
@@ -488,82 +510,60 @@ func (r *redactor) writeZeroed(w io.Writer, src io.ReaderAt, pos, n int64, keep 
 	return nil
 }
 
-// batch returns the redacted bytes of one batch.
-func (r *redactor) batch(b *format.Batch) ([]byte, error) {
+// write writes one batch's redacted form and returns its size: control
+// batches as they are, decodable ones re-encoded a record at a time
+// (encode.go), undecodable ones with their header and zeros.
+func (r *redactor) write(o *segOut, b *format.Batch) (int64, error) {
 	valid := b.Valid()
 	if !valid {
 		r.res.CorruptBatches++
 	}
 	if b.IsControl() && valid {
 		// Markers and KRaft control records hold no user data.
-		r.out = append(r.out[:0], b.Raw...)
-		return r.out, nil
+		return int64(len(b.Raw)), o.write(b.Raw)
 	}
-	r.recs = r.recs[:0]
-	r.arena = r.arena[:0]
-	if err := r.rr.Reset(b); err != nil {
-		return r.undecodable(b), nil
+	if err := r.rr.Reset(b); err == nil {
+		var size int64
+		switch {
+		case b.IsV2():
+			size, err = r.v2(o, b, valid)
+		case b.Compression() != format.CompressionNone:
+			size, err = r.legacyWrapper(o, b, valid)
+		default:
+			size, err = r.legacyEntry(o, b, valid)
+		}
+		if _, undecodable := err.(errUndecodable); !undecodable {
+			return size, err
+		}
 	}
-	// Records alias the reader's buffers until the next call: replace
-	// their bytes at once (into the arena; earlier slices stay valid if
-	// it moves).
-	for {
-		var rec format.Record
-		err := r.rr.Next(&rec)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return r.undecodable(b), nil
-		}
-		rec.Key = r.replace(rec.Key)
-		rec.Value = r.replace(rec.Value)
-		if len(rec.Headers) > 0 {
-			hs := make([]format.Header, len(rec.Headers))
-			for j, h := range rec.Headers {
-				hs[j].Value = r.replace(h.Value)
-				if r.opts.RedactHeaderKeys {
-					hs[j].Key = r.replace(h.Key)
-					if hs[j].Key == nil {
-						hs[j].Key = []byte{}
-					}
-				} else {
-					start := len(r.arena)
-					r.arena = append(r.arena, h.Key...)
-					hs[j].Key = r.arena[start:len(r.arena):len(r.arena)]
-				}
-			}
-			rec.Headers = hs
-		}
-		r.recs = append(r.recs, rec)
+	out := r.undecodable(b)
+	return int64(len(out)), o.write(out)
+}
+
+// legacyEntry re-encodes an uncompressed v0/v1 entry (one message).
+func (r *redactor) legacyEntry(o *segOut, b *format.Batch, valid bool) (int64, error) {
+	rec, err := r.next()
+	if err != nil {
+		return 0, errUndecodable{err}
 	}
-	var out []byte
-	var err error
-	if b.IsV2() {
-		h := *b
-		out, err = r.comp.AppendBatch(r.out[:0], &h, r.recs)
-		if err == nil && int32(len(r.recs)) != b.RecordCount {
-			err = errors.New("record count changed")
-		}
-		if err == nil && !valid {
-			copy(out[17:21], b.Raw[17:21]) // keep the wrong CRC
-		}
-	} else {
-		spec := format.LegacySpec{Magic: b.Magic, Compression: b.Compression(), TimestampType: b.TimestampType(), LogAppendTime: b.MaxTimestamp}
-		out, err = r.comp.AppendLegacy(r.out[:0], spec, r.recs)
-		if err == nil && format.EntrySize(out) != len(out) {
-			err = errors.New("legacy entry count changed")
-		}
-		if err == nil && !valid {
-			copy(out[12:16], b.Raw[12:16])
-		}
+	r.one[0] = *rec
+	if err := r.rr.Next(&r.rec); err != io.EOF {
+		return 0, errUndecodable{errCount}
+	}
+	spec := format.LegacySpec{Magic: b.Magic, Compression: b.Compression(), TimestampType: b.TimestampType(), LogAppendTime: b.MaxTimestamp}
+	out, err := r.comp.AppendLegacy(r.out[:0], spec, r.one[:])
+	if err == nil && format.EntrySize(out) != len(out) {
+		err = errCount
 	}
 	if err != nil {
-		return r.undecodable(b), nil
+		return 0, errUndecodable{err}
+	}
+	if !valid {
+		copy(out[12:16], b.Raw[12:16])
 	}
 	r.out = out
-	r.res.Records += int64(len(r.recs))
-	return out, nil
+	r.res.Records++
+	return int64(len(out)), o.write(out)
 }
 
 // undecodable keeps a batch's header and zeroes its records.

@@ -14,6 +14,7 @@ var (
 	diffLeaderFlag   = &cli.StringFlag{Name: "leader", Usage: "the leader's `DIR` (one of the arguments; default: the replica with the highest latest leader epoch, then the longest log)"}
 	diffRecordsFlag  = &cli.BoolFlag{Name: "records", Usage: "decode the listed batches and show their records (offset, timestamp, key, value): what a truncation loses"}
 	diffMaxExtraFlag = &cli.IntFlag{Name: "max-extra-batches", Value: 1000, Usage: "batches listed per replica (the counts cover all)"}
+	diffMaxRecsFlag  = &cli.IntFlag{Name: "max-extra-records", Value: 10_000, Usage: "with --records: records listed per replica (and at most 64 MiB of their keys, values and headers)"}
 )
 
 var diffCommand = &cli.Command{
@@ -39,7 +40,7 @@ or a replica's data has findings (a batch header its scan rejects, a torn
 last batch, a leader-epoch-checkpoint that does not parse; the comparison is
 printed in full, then one line on stderr names the first finding and counts
 them); 2 usage or I/O trouble (a read error).`,
-	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, viewsJSONFlag, formatFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
+	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, diffMaxRecsFlag, viewsJSONFlag, formatFlag, maxBatchFlag, keyEncFlag, valueEncFlag},
 	Action: runDiff,
 }
 
@@ -71,12 +72,15 @@ func runDiff(c *cli.Context) error {
 	if c.Int(diffMaxExtraFlag.Name) < 1 {
 		return usageError("diff: --max-extra-batches must be at least 1")
 	}
+	if c.Int(diffMaxRecsFlag.Name) < 1 {
+		return usageError("diff: --max-extra-records must be at least 1")
+	}
 	recOpts, err := recordOptions(c, true)
 	if err != nil {
 		return err
 	}
 	rep, err := inspect.Diff(args, inspect.DiffOptions{Leader: leader, MaxExtraBatches: c.Int(diffMaxExtraFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name),
-		Records: c.Bool(diffRecordsFlag.Name), RecordJSON: recOpts})
+		Records: c.Bool(diffRecordsFlag.Name), MaxExtraRecords: c.Int(diffMaxRecsFlag.Name), RecordJSON: recOpts})
 	if err != nil {
 		return viewError("diff", err)
 	}
