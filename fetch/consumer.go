@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -56,9 +52,10 @@ type ConsumerConfig struct {
 	// Group names the consumer group whose committed offset the consumer
 	// resumes from; "" means none.
 	Group string
-	// OffsetsFile is where Commit writes; default klog-consumer-offsets in
-	// the partition's log directory.
-	OffsetsFile string
+	// Offsets is the store of the group's committed offsets (required with
+	// a Group): package offsetstore's __consumer_offsets partitions, the
+	// same ones klog serve commits to.
+	Offsets OffsetStore
 	// StartOffset, when set, is where to start (klog fetch --offset),
 	// before any committed offset; one out of range is reset as Reset
 	// says on the first poll. Nil starts at the group's committed offset,
@@ -155,8 +152,8 @@ func NewConsumer(dir string, cfg ConsumerConfig) (*Consumer, error) {
 // NewLogConsumer reads the partition l, positioned at cfg.StartOffset, or
 // the group's committed offset, or as cfg.Reset says.
 func NewLogConsumer(l *partition.Log, cfg ConsumerConfig) (*Consumer, error) {
-	if cfg.OffsetsFile == "" {
-		cfg.OffsetsFile = filepath.Join(filepath.Dir(filepath.Clean(l.Dir())), "klog-consumer-offsets")
+	if cfg.Group != "" && cfg.Offsets == nil {
+		return nil, errors.New("fetch: a consumer group needs an offset store")
 	}
 	o, err := l.Offsets()
 	if err != nil {
@@ -168,7 +165,7 @@ func NewLogConsumer(l *partition.Log, cfg ConsumerConfig) (*Consumer, error) {
 		return c, nil
 	}
 	if cfg.Group != "" {
-		if off, ok, err := ReadCommittedOffset(cfg.OffsetsFile, cfg.Group, l.Topic(), l.Partition()); err != nil {
+		if off, ok, err := cfg.Offsets.CommittedOffset(cfg.Group, l.Topic(), l.Partition()); err != nil {
 			return nil, err
 		} else if ok {
 			c.position = off
@@ -495,72 +492,18 @@ func (c *Consumer) Records(ctx context.Context) iter.Seq2[Record, error] {
 	}
 }
 
+// OffsetStore is where a consumer group's committed offsets live: the
+// offset the group reads next, per partition (OffsetCommit's meaning).
+type OffsetStore interface {
+	CommittedOffset(group, topic string, partition int32) (offset int64, ok bool, err error)
+	CommitOffset(group, topic string, partition int32, offset int64) error
+}
+
 // Commit records the position as the group's committed offset (the next
 // offset to read, as OffsetCommit does).
 func (c *Consumer) Commit() error {
 	if c.cfg.Group == "" {
 		return errors.New("fetch: Commit needs a consumer group")
 	}
-	return WriteCommittedOffset(c.cfg.OffsetsFile, c.cfg.Group, c.log.Topic(), c.log.Partition(), c.position)
-}
-
-// ReadCommittedOffset returns a group's committed offset for a partition from an
-// offsets file ("0", a count, then "group topic partition offset" lines).
-func ReadCommittedOffset(path, group, topic string, part int32) (int64, bool, error) {
-	data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes)
-	if os.IsNotExist(err) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	cp, err := format.ParseCheckpoint(data, 0, 4)
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", path, err)
-	}
-	for _, e := range cp.Entries {
-		if e[0] == group && e[1] == topic && e[2] == strconv.Itoa(int(part)) {
-			off, err := strconv.ParseInt(e[3], 10, 64)
-			return off, err == nil, err
-		}
-	}
-	return 0, false, nil
-}
-
-// WriteCommittedOffset sets a group's committed offset, rewriting the file through
-// a temporary file and a rename, as Kafka writes its checkpoints.
-func WriteCommittedOffset(path, group, topic string, part int32, offset int64) error {
-	// Never write into a log directory a running broker holds, and keep
-	// one from starting while this writes.
-	broker, err := safeio.HoldBroker(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer broker.Release()
-	var entries [][]string
-	if data, err := safeio.ReadFile(path, safeio.MaxCheckpointBytes); err == nil {
-		cp, err := format.ParseCheckpoint(data, 0, 4)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		entries = cp.Entries
-	} else if !os.IsNotExist(err) {
-		return err
-	}
-	line := []string{group, topic, strconv.Itoa(int(part)), strconv.FormatInt(offset, 10)}
-	found := false
-	for i, e := range entries {
-		if e[0] == group && e[1] == topic && e[2] == line[2] {
-			entries[i], found = line, true
-		}
-	}
-	if !found {
-		entries = append(entries, line)
-	}
-	var b strings.Builder
-	b.WriteString("0\n" + strconv.Itoa(len(entries)) + "\n")
-	for _, e := range entries {
-		b.WriteString(strings.Join(e, " ") + "\n")
-	}
-	return partition.WriteFileAtomic(path, []byte(b.String()), partition.WriteOptions{Perm: safeio.OutputPerm(path)})
+	return c.cfg.Offsets.CommitOffset(c.cfg.Group, c.log.Topic(), c.log.Partition(), c.position)
 }

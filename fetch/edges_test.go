@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/klog-dev/klog/produce"
@@ -95,8 +96,8 @@ func TestResetAfterRetention(t *testing.T) {
 	t.Parallel()
 	// Two segments: 0-9 and 10-19; then the first is deleted (retention).
 	dir, _ := build(t, []int{10, 10}, 100, produce.Options{SegmentBytes: 1})
-	offsets := filepath.Join(t.TempDir(), "offsets")
-	if err := WriteCommittedOffset(offsets, "g", "orders", 0, 3); err != nil {
+	offsets := memOffsets{}
+	if err := offsets.CommitOffset("g", "orders", 0, 3); err != nil {
 		t.Fatal(err)
 	}
 	for _, suf := range []string{".log", ".index", ".timeindex"} {
@@ -110,7 +111,7 @@ func TestResetAfterRetention(t *testing.T) {
 		{ResetLatest, -1},
 		{ResetNone, -1},
 	} {
-		cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", OffsetsFile: offsets, Reset: c.reset})
+		cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", Offsets: offsets, Reset: c.reset})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestResetAfterRetention(t *testing.T) {
 		cons.Close()
 	}
 	// --offset overrides the commit.
-	cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", OffsetsFile: offsets, StartOffset: ptr(15)})
+	cons, err := NewConsumer(dir, ConsumerConfig{Group: "g", Offsets: offsets, StartOffset: ptr(15)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,21 @@ func TestResetAfterRetention(t *testing.T) {
 		t.Errorf("start offset 15: first %d, position %d, err %v", firstOffset(recs), cons.Position(), err)
 	}
 	// No commit and ResetNone: NoOffsetForPartition.
-	if _, err := NewConsumer(dir, ConsumerConfig{Group: "other", OffsetsFile: offsets, Reset: ResetNone}); !errors.Is(err, ErrNoOffset) {
+	if _, err := NewConsumer(dir, ConsumerConfig{Group: "other", Offsets: offsets, Reset: ResetNone}); !errors.Is(err, ErrNoOffset) {
 		t.Errorf("no commit, reset none: %v, want ErrNoOffset", err)
 	}
+}
+
+// memOffsets is an OffsetStore in memory (package offsetstore's is tested
+// there and through klog fetch --group).
+type memOffsets map[string]int64
+
+func (m memOffsets) CommittedOffset(group, topic string, part int32) (int64, bool, error) {
+	o, ok := m[group+"/"+topic+"/"+strconv.Itoa(int(part))]
+	return o, ok, nil
+}
+
+func (m memOffsets) CommitOffset(group, topic string, part int32, offset int64) error {
+	m[group+"/"+topic+"/"+strconv.Itoa(int(part))] = offset
+	return nil
 }

@@ -307,7 +307,11 @@ func TestCorruptRecordError(t *testing.T) {
 func TestRecordsStopEarlyLosesNothing(t *testing.T) {
 	t.Parallel()
 	dir, _ := build(t, []int{5, 5}, 10, produce.Options{})
-	c, _ := NewConsumer(dir, dfltc(ConsumerConfig{Group: "g1"}))
+	offsets := memOffsets{}
+	c, err := NewConsumer(dir, dfltc(ConsumerConfig{Group: "g1", Offsets: offsets}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
 	for _, err := range c.Records(context.Background()) {
 		if err != nil {
@@ -324,7 +328,7 @@ func TestRecordsStopEarlyLosesNothing(t *testing.T) {
 	if err := c.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := NewConsumer(dir, dfltc(ConsumerConfig{Group: "g1"}))
+	c2, err := NewConsumer(dir, dfltc(ConsumerConfig{Group: "g1", Offsets: offsets}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,9 @@
 // byte for byte; and __remote_log_metadata (--remote-log-metadata-decoder)
 // to typed values (DecodeRemoteLogMetadata) whose String is the Java
 // toString kafka-dump-log prints.
+// The same schema tables encode and decode the typed __consumer_offsets
+// records klog itself writes (group.go: offset commits and group
+// metadata), so what klog writes is what the decoder prints.
 package internaltopic
 
 import (

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/offsetstore"
+	"github.com/klog-dev/klog/produce"
 )
 
 // Scenario is a run of the cluster: produce requests at a pace, followers
@@ -116,7 +119,8 @@ type scenarioRun struct {
 	res       *RunResult
 	produced  int
 	cons      *fetch.Consumer // virtual clock
-	rd        *reader         // real time
+	offsets   *offsetstore.Store
+	rd        *reader // real time
 	readerPos int64
 }
 
@@ -124,6 +128,7 @@ func (r *scenarioRun) close() {
 	if r.cons != nil {
 		r.cons.Close()
 		r.cons = nil
+		r.offsets.Close()
 	}
 	if r.rd != nil {
 		r.rd.stop()
@@ -170,9 +175,11 @@ func (r *scenarioRun) tick(ctx context.Context, t int) error {
 func (r *scenarioRun) consumeStep() error {
 	c := r.c
 	if r.cons == nil {
-		cons, err := fetch.NewConsumer(c.Leader().Dir, fetch.ConsumerConfig{Group: r.sc.Group,
+		r.offsets = groupOffsets(c.Leader().Dir, c.cfg.Now)
+		cons, err := fetch.NewConsumer(c.Leader().Dir, fetch.ConsumerConfig{Group: r.sc.Group, Offsets: r.offsets,
 			MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})
 		if err != nil {
+			r.offsets.Close()
 			return err
 		}
 		r.cons = cons
@@ -194,7 +201,7 @@ func (r *scenarioRun) consumeStep() error {
 func (r *scenarioRun) consumeRealTime(ctx context.Context) error {
 	c := r.c
 	if r.rd == nil {
-		rd, err := startReader(ctx, c.Leader().Dir, r.sc.Group)
+		rd, err := startReader(ctx, c.Leader().Dir, r.sc.Group, c.cfg.Now)
 		if err != nil {
 			return err
 		}
@@ -331,16 +338,26 @@ type readEvent struct {
 	err           error
 }
 
-func startReader(ctx context.Context, dir, group string) (*reader, error) {
-	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{Group: group, MaxBytes: fetch.DefaultMaxBytes,
+// groupOffsets is the consumer group's committed offsets: the
+// __consumer_offsets partitions of the leader's log dir, as its group
+// coordinator would keep them.
+func groupOffsets(partDir string, now func() time.Time) *offsetstore.Store {
+	return offsetstore.Open(filepath.Dir(filepath.Clean(partDir)), produce.Options{Now: now, Sync: produce.SyncNever})
+}
+
+func startReader(ctx context.Context, dir, group string, now func() time.Time) (*reader, error) {
+	store := groupOffsets(dir, now)
+	cons, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{Group: group, Offsets: store, MaxBytes: fetch.DefaultMaxBytes,
 		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, MinBytes: 1, MaxWait: 500 * time.Millisecond})
 	if err != nil {
+		store.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &reader{events: make(chan readEvent, 64), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
+		defer store.Close()
 		defer cons.Close()
 		for ctx.Err() == nil {
 			before := cons.Position()

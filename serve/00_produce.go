@@ -93,7 +93,7 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 				if sp == nil {
 					p.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				} else {
-					res := sp.produce(rp.Records, s.cfg.Now().UnixMilli())
+					res := sp.produce(rp.Records, s.cfg.Clock.Now().UnixMilli())
 					p.ErrorCode = res.code
 					if res.msg != "" && r.Version >= 8 {
 						m := res.msg

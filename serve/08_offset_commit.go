@@ -13,6 +13,7 @@ package serve
 //   - v10 (topic ids) is not served.
 
 import (
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,43 +21,54 @@ import (
 func init() { register(8, 0, 9, (*conn).handleOffsetCommit) }
 
 // handleOffsetCommit stores offsets in __consumer_offsets-N (Kafka's
-// record format) after the group's member and generation checks.
+// record format, one batch per request) after the group's member and
+// generation checks; it is answered once the batch is written.
 func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-	commits := map[tp]committed{}
+	var commits []offsetstore.Commit
 	codes := map[tp]int16{}
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
-			k := tp{t.Topic, p.Partition}
+			k := tp{Topic: t.Topic, Partition: p.Partition}
 			switch {
 			case cn.s.lookup(t.Topic, p.Partition) == nil:
 				codes[k] = kerr.UnknownTopicOrPartition.Code
-			case p.Metadata != nil && len(*p.Metadata) > maxOffsetMetadata:
+			case p.Metadata != nil && len(*p.Metadata) > offsetstore.MaxMetadataBytes:
 				codes[k] = kerr.OffsetMetadataTooLarge.Code
 			default:
-				c := committed{offset: p.Offset, leaderEpoch: -1}
+				c := committed{Offset: p.Offset, LeaderEpoch: -1}
 				if r.Version >= 6 {
-					c.leaderEpoch = p.LeaderEpoch
+					c.LeaderEpoch = p.LeaderEpoch
 				}
 				if p.Metadata != nil {
-					c.metadata = *p.Metadata
+					c.Metadata = *p.Metadata
 				}
-				commits[k] = c
+				commits = append(commits, offsetstore.Commit{TopicPartition: k, Committed: c})
 			}
 		}
 	}
-	gen, id := r.Generation, r.MemberID
+	gen, id, inst := r.Generation, r.MemberID, r.InstanceID
 	if r.Version == 0 {
 		gen, id = -1, ""
 	}
-	code := cn.s.groups.commit(r.Group, id, gen, commits)
+	if r.Version < 7 {
+		inst = nil
+	}
+	c := cn.s.groups
+	out, err := c.call(cn, r.Key(), kerr.CoordinatorNotAvailable.Code, func(w *waiter) {
+		c.commit(r.Version, r.Group, id, inst, gen, commits, w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	code := out.(int16)
 	for _, t := range r.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			if c, ok := codes[tp{t.Topic, p.Partition}]; ok {
+			if c, ok := codes[tp{Topic: t.Topic, Partition: p.Partition}]; ok {
 				rp.ErrorCode = c
 			} else {
 				rp.ErrorCode = code

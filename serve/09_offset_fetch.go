@@ -39,8 +39,8 @@ func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) (kmsg.Response, er
 			rt.Topic = t.topic
 			for _, p := range t.parts {
 				rp := kmsg.NewOffsetFetchResponseTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.offset, p.c.leaderEpoch
-				md := p.c.metadata
+				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.Offset, p.c.LeaderEpoch
+				md := p.c.Metadata
 				rp.Metadata = &md
 				rt.Partitions = append(rt.Partitions, rp)
 			}
@@ -60,8 +60,8 @@ func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) (kmsg.Response, er
 			rt.Topic = t.topic
 			for _, p := range t.parts {
 				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.offset, p.c.leaderEpoch
-				md := p.c.metadata
+				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.Offset, p.c.LeaderEpoch
+				md := p.c.Metadata
 				rp.Metadata = &md
 				rt.Partitions = append(rt.Partitions, rp)
 			}
@@ -90,12 +90,12 @@ type topicOffsets struct {
 // offsetsFor answers the named partitions, or all committed ones.
 func (cn *conn) offsetsFor(group string, topics []reqTopic, all bool) []topicOffsets {
 	got := cn.s.groups.fetchOffsets(group)
-	none := committed{offset: -1, leaderEpoch: -1}
+	none := committed{Offset: -1, LeaderEpoch: -1}
 	var out []topicOffsets
 	if all {
 		by := map[string][]partOffset{}
 		for k, c := range got {
-			by[k.topic] = append(by[k.topic], partOffset{k.part, c})
+			by[k.Topic] = append(by[k.Topic], partOffset{k.Partition, c})
 		}
 		for t, ps := range by {
 			sort.Slice(ps, func(i, j int) bool { return ps[i].part < ps[j].part })
@@ -107,7 +107,7 @@ func (cn *conn) offsetsFor(group string, topics []reqTopic, all bool) []topicOff
 	for _, t := range topics {
 		to := topicOffsets{topic: t.topic}
 		for _, p := range t.parts {
-			c, ok := got[tp{t.topic, p}]
+			c, ok := got[tp{Topic: t.topic, Partition: p}]
 			if !ok {
 				c = none
 			}

@@ -18,13 +18,15 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() { register(11, 0, 9, (*conn).handleJoinGroup) }
 
-// handleJoinGroup joins the classic group protocol; it parks until the
-// rebalance completes (every member rejoined, or the rebalance timeout).
+// handleJoinGroup joins the classic group protocol. The request is parked
+// in the coordinator until the join phase completes (every member joined,
+// or the rebalance timeout); a client that hangs up meanwhile releases it.
 func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.JoinGroupResponse)
 	jr := joinRequest{group: r.Group, memberID: r.MemberID, instanceID: r.InstanceID,
@@ -33,19 +35,27 @@ func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) (kmsg.Response, error)
 	if r.Version == 0 {
 		jr.rebalance = jr.session
 	}
+	if r.Version < 5 {
+		jr.instanceID = nil
+	}
 	for _, p := range r.Protocols {
 		jr.protocols = append(jr.protocols, protocol{name: p.Name, metadata: p.Metadata})
 	}
-	res := cn.s.groups.join(jr, cn.s.done)
+	c := cn.s.groups
+	out, err := c.call(cn, r.Key(), joinResult{code: kerr.CoordinatorNotAvailable.Code, generation: -1, memberID: r.MemberID},
+		func(w *waiter) { c.join(jr, w) })
+	if err != nil {
+		return nil, err
+	}
+	res := out.(joinResult)
 	resp.ErrorCode, resp.Generation, resp.MemberID, resp.LeaderID = res.code, res.generation, res.memberID, res.leader
+	resp.SkipAssignment = res.skipAssignment
 	if res.code == 0 {
-		proto := res.protocol
-		resp.Protocol = &proto
-		pt := r.ProtocolType
-		resp.ProtocolType = &pt
-		for i, m := range res.members {
+		proto, pt := res.protocol, res.protocolType
+		resp.Protocol, resp.ProtocolType = &proto, &pt
+		for _, m := range res.members {
 			rm := kmsg.NewJoinGroupResponseMember()
-			rm.MemberID, rm.InstanceID, rm.ProtocolMetadata = m.id, m.instanceID, res.metas[i]
+			rm.MemberID, rm.InstanceID, rm.ProtocolMetadata = m.id, m.instanceID, m.metadata
 			resp.Members = append(resp.Members, rm)
 		}
 	}

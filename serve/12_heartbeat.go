@@ -7,13 +7,28 @@ package serve
 //   - v3: GroupInstanceID (KIP-345).
 //   - v4: flexible.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() { register(12, 0, 4, (*conn).handleHeartbeat) }
 
-// handleHeartbeat keeps a member's session alive.
+// handleHeartbeat keeps a member's session alive and tells it of a
+// rebalance (REBALANCE_IN_PROGRESS).
 func (cn *conn) handleHeartbeat(r *kmsg.HeartbeatRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.HeartbeatResponse)
-	resp.ErrorCode = cn.s.groups.heartbeat(r.Group, r.MemberID, r.Generation)
+	c := cn.s.groups
+	inst := r.InstanceID
+	if r.Version < 3 {
+		inst = nil
+	}
+	out, err := c.call(cn, r.Key(), kerr.CoordinatorNotAvailable.Code, func(w *waiter) {
+		w.answer(c.heartbeat(r.Group, r.MemberID, inst, r.Generation))
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.ErrorCode = out.(int16)
 	return resp, nil
 }

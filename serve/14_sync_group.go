@@ -10,25 +10,43 @@ package serve
 //   - v5: ProtocolType and ProtocolName, checked against the group's
 //     (KIP-559).
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() { register(14, 0, 5, (*conn).handleSyncGroup) }
 
-// handleSyncGroup delivers the leader's assignments.
+// handleSyncGroup delivers the leader's assignments. A member's request is
+// parked in the coordinator until the leader's assignments are stored.
 func (cn *conn) handleSyncGroup(r *kmsg.SyncGroupRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
-	var as map[string][]byte
-	if len(r.GroupAssignment) > 0 {
-		as = make(map[string][]byte, len(r.GroupAssignment))
-		for _, a := range r.GroupAssignment {
-			as[a.MemberID] = a.MemberAssignment
-		}
+	as := make(map[string][]byte, len(r.GroupAssignment))
+	for _, a := range r.GroupAssignment {
+		as[a.MemberID] = a.MemberAssignment
 	}
-	res := cn.s.groups.sync(r.Group, r.MemberID, r.Generation, as, cn.s.done)
+	inst, ptype, proto := r.InstanceID, r.ProtocolType, r.Protocol
+	if r.Version < 3 {
+		inst = nil
+	}
+	if r.Version < 5 {
+		ptype, proto = nil, nil
+	}
+	c := cn.s.groups
+	out, err := c.call(cn, r.Key(), syncResult{code: kerr.CoordinatorNotAvailable.Code}, func(w *waiter) {
+		c.syncGroup(r.Group, r.MemberID, inst, r.Generation, ptype, proto, as, w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := out.(syncResult)
 	resp.ErrorCode, resp.MemberAssignment = res.code, res.assignment
 	if resp.MemberAssignment == nil {
 		resp.MemberAssignment = []byte{}
 	}
-	resp.ProtocolType, resp.Protocol = r.ProtocolType, r.Protocol
+	if res.code == 0 {
+		pt, p := res.protocolType, res.protocol
+		resp.ProtocolType, resp.Protocol = &pt, &p
+	}
 	return resp, nil
 }

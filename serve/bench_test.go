@@ -148,7 +148,7 @@ func drainKgo(b *testing.B, addr string, n int64, part int32) *drainStats {
 // `klog fetch` reads the partition: the in-process baseline.
 func inProcessDrain(b *testing.B, dir string, n int64, part int32) {
 	c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes,
-		OffsetsFile: filepath.Join(b.TempDir(), "o"), PartitionMaxBytes: part})
+		PartitionMaxBytes: part})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func loadKfake(b *testing.B, addr, dir string, batchBytes int32) {
 	}
 	defer cl.Close()
 	c, err := fetch.NewConsumer(filepath.Join(dir, "bench-0"), fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes,
-		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, OffsetsFile: filepath.Join(b.TempDir(), "o")})
+		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})
 	if err != nil {
 		b.Fatal(err)
 	}

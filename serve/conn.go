@@ -202,6 +202,9 @@ func (cn *conn) dispatch(h header, req kmsg.Request, start time.Time) error {
 	if a == nil {
 		return errUnsupported
 	}
+	if f := cn.s.cfg.hooks.dispatched; f != nil {
+		f(h.key)
+	}
 	resp, err := a.handle(cn, req)
 	if err != nil {
 		cn.logError(h, err.Error())
@@ -254,4 +257,31 @@ func decodeUUID(s string) ([16]byte, error) {
 	}
 	copy(id[:], b)
 	return id, nil
+}
+
+// watchHangUp reports a client hanging up while its request is parked: one
+// Peek at the connection, which a client waiting for its answer does not
+// otherwise use (a broker mutes the channel). unwatch ends the watch; a
+// byte that arrived meanwhile stays buffered for the next request.
+func (cn *conn) watchHangUp() (gone <-chan struct{}, unwatch func()) {
+	g := make(chan struct{})
+	done := make(chan struct{})
+	// A parked request is not idle; Shutdown answers it rather than
+	// closing the connection under it.
+	cn.c.SetReadDeadline(time.Time{})
+	go func() {
+		defer close(done)
+		if _, err := cn.r.Peek(1); err != nil && !isTimeout(err) {
+			close(g)
+		}
+	}()
+	return g, func() {
+		cn.c.SetReadDeadline(time.Unix(1, 0))
+		<-done
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"bufio"
+	"encoding/binary"
 	"net"
 	"os"
 	"path/filepath"
@@ -29,6 +31,18 @@ func seedRequests(tb testing.TB) [][]byte {
 	pr.Version = 9
 	pr.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: data[:min(len(data), 2000)]}}}}
 	seeds = append(seeds, encodeRequest(pr, 2, "fuzz")[4:])
+	// Group requests a coordinator takes: a join that parks, a commit
+	// that is written.
+	inst := "i"
+	for _, r := range []kmsg.Request{joinReq("fg", "", nil), joinReq("fg", "", &inst),
+		&kmsg.SyncGroupRequest{Version: 3, Group: "fg", MemberID: "m", Generation: 1},
+		&kmsg.HeartbeatRequest{Version: 3, Group: "fg", MemberID: "m", Generation: 1},
+		&kmsg.LeaveGroupRequest{Version: 3, Group: "fg", Members: []kmsg.LeaveGroupRequestMember{{InstanceID: &inst}}},
+		&kmsg.OffsetCommitRequest{Version: 7, Group: "fg", Generation: -1, Topics: []kmsg.OffsetCommitRequestTopic{
+			{Topic: "none", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Offset: 3, LeaderEpoch: -1}}}}},
+	} {
+		seeds = append(seeds, encodeRequest(r, 3, "fuzz")[4:])
+	}
 	return seeds
 }
 
@@ -68,14 +82,10 @@ type discardConn struct{ net.Conn }
 
 func (discardConn) Write(p []byte) (int, error) { return len(p), nil }
 
-// FuzzHandlers: any request that decodes is answered without a panic by
-// the handlers that do not park (the group keys park by design: a join
-// waits for the rebalance), on a writable server so Produce appends.
-// Fetch's long poll is cut to no wait.
-func FuzzHandlers(f *testing.F) {
-	for _, s := range seedRequests(f) {
-		f.Add(s)
-	}
+// fuzzServer is a writable server and a connection to it whose client has
+// hung up: a request the coordinator parks is released at once (the
+// hang-up path), so every handler, the group keys included, returns.
+func fuzzServer(f *testing.F) (*Server, *conn) {
 	dir := fixtureLogDir(f, "none-0", "txn-0")
 	srv, err := New(Config{LogDir: dir, Writable: true})
 	if err != nil {
@@ -83,21 +93,80 @@ func FuzzHandlers(f *testing.F) {
 	}
 	f.Cleanup(func() { srv.Close() })
 	a, b := net.Pipe()
-	f.Cleanup(func() { a.Close(); b.Close() })
-	cn := &conn{s: srv, c: discardConn{a}, name: "fuzz"}
+	b.Close()
+	f.Cleanup(func() { a.Close() })
+	return srv, &conn{s: srv, c: discardConn{a}, r: bufio.NewReader(a), name: "fuzz"}
+}
+
+// fuzzHandle answers one frame as the connection would, without a wait:
+// Fetch's long poll is cut to none.
+func fuzzHandle(cn *conn, frame []byte) {
+	h, req, err := parseRequest(frame)
+	if err != nil {
+		return
+	}
+	if r, ok := req.(*kmsg.FetchRequest); ok {
+		r.MaxWaitMillis = 0
+	}
+	cn.dispatch(h, req, time.Now())
+}
+
+// FuzzHandlers: any request that decodes is answered (or its connection
+// closed) without a panic, by every handler.
+func FuzzHandlers(f *testing.F) {
+	for _, s := range seedRequests(f) {
+		f.Add(s)
+	}
+	_, cn := fuzzServer(f)
+	f.Fuzz(func(t *testing.T, frame []byte) { fuzzHandle(cn, frame) })
+}
+
+// fuzzKey fuzzes one key's handler: the frame's key is forced to key, the
+// seeds are that key's at every version.
+func fuzzKey(f *testing.F, key int16) {
+	for _, s := range seedRequests(f) {
+		if int16(binary.BigEndian.Uint16(s)) == key {
+			f.Add(s)
+		}
+	}
+	_, cn := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		h, req, err := parseRequest(frame)
-		if err != nil {
-			return
+		if len(frame) >= 2 {
+			binary.BigEndian.PutUint16(frame, uint16(key))
 		}
-		switch r := req.(type) {
-		case *kmsg.JoinGroupRequest, *kmsg.SyncGroupRequest, *kmsg.HeartbeatRequest, *kmsg.LeaveGroupRequest:
-			return
-		case *kmsg.FetchRequest:
-			r.MaxWaitMillis = 0
-		}
-		cn.dispatch(h, req, time.Now())
+		fuzzHandle(cn, frame)
 	})
+}
+
+// One fuzz target per served key (go test -fuzz takes one at a time);
+// TestEveryKeyFuzzed checks the list against the registrations.
+var fuzzedKeys = []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 18, 22}
+
+func FuzzProduce(f *testing.F)         { fuzzKey(f, 0) }
+func FuzzFetch(f *testing.F)           { fuzzKey(f, 1) }
+func FuzzListOffsets(f *testing.F)     { fuzzKey(f, 2) }
+func FuzzMetadata(f *testing.F)        { fuzzKey(f, 3) }
+func FuzzOffsetCommit(f *testing.F)    { fuzzKey(f, 8) }
+func FuzzOffsetFetch(f *testing.F)     { fuzzKey(f, 9) }
+func FuzzFindCoordinator(f *testing.F) { fuzzKey(f, 10) }
+func FuzzJoinGroup(f *testing.F)       { fuzzKey(f, 11) }
+func FuzzHeartbeat(f *testing.F)       { fuzzKey(f, 12) }
+func FuzzLeaveGroup(f *testing.F)      { fuzzKey(f, 13) }
+func FuzzSyncGroup(f *testing.F)       { fuzzKey(f, 14) }
+func FuzzApiVersions(f *testing.F)     { fuzzKey(f, 18) }
+func FuzzInitProducerID(f *testing.F)  { fuzzKey(f, 22) }
+
+// TestEveryKeyFuzzed: a registered key without its fuzz target fails.
+func TestEveryKeyFuzzed(t *testing.T) {
+	have := map[int16]bool{}
+	for _, k := range fuzzedKeys {
+		have[k] = true
+	}
+	for _, a := range served() {
+		if !have[a.key] {
+			t.Errorf("%s (key %d) has no fuzz target (add FuzzX and the key to fuzzedKeys)", a.name, a.key)
+		}
+	}
 }
 
 // TestRegisterRefusesMistakes: a key registered twice, or with a handler

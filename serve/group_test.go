@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -166,8 +168,8 @@ func TestOffsetsFromArchivedLogDir(t *testing.T) {
 	copyPartition(t, filepath.Join("..", "testdata", "segments", "kafka-written", "coordinator", "__consumer_offsets-0"), filepath.Join(dir, "__consumer_offsets-0"))
 	s, _ := startServer(t, Config{LogDir: dir})
 	got := s.groups.fetchOffsets("group-1")
-	if got[tp{"orders", 0}].offset != 42 || got[tp{"orders", 0}].leaderEpoch != 5 || got[tp{"orders", 0}].metadata != "meta" ||
-		got[tp{"payments", 1}].offset != 7 {
+	if got[tp{Topic: "orders", Partition: 0}].Offset != 42 || got[tp{Topic: "orders", Partition: 0}].LeaderEpoch != 5 ||
+		got[tp{Topic: "orders", Partition: 0}].Metadata != "meta" || got[tp{Topic: "payments", Partition: 1}].Offset != 7 {
 		t.Errorf("group-1 offsets: %+v", got)
 	}
 	if len(s.groups.fetchOffsets("old")) != 0 {
@@ -178,93 +180,354 @@ func TestOffsetsFromArchivedLogDir(t *testing.T) {
 	}
 }
 
-// TestOffsetsPartition: Utils.abs(groupId.hashCode()) % 50, checked
-// against values Java's String.hashCode gives.
-func TestOffsetsPartition(t *testing.T) {
-	// Java's String.hashCode: "a" 97, "abc" 96354, "group-1" 293427299,
-	// "polygenelubricants" Integer.MIN_VALUE, which Utils.abs maps to 0.
-	for g, want := range map[string]int32{"": 0, "a": 47, "abc": 4, "polygenelubricants": 0, "group-1": 49} {
-		if got := offsetsPartition(g); got != want {
-			t.Errorf("offsetsPartition(%q) = %d, want %d", g, got, want)
-		}
-	}
+// groupWire speaks the classic group protocol for one member on its own
+// connection.
+type groupWire struct {
+	*wire
+	group string
 }
 
-// TestGroupSessionsAndRebalance on the wire: a second member's join
-// rebalances the first (its heartbeat says REBALANCE_IN_PROGRESS); a member
-// that neither rejoins nor heartbeats is dropped at the rebalance timeout
-// and the other completes alone; a silent member expires after its session
-// timeout and the group empties; stale generations are ILLEGAL_GENERATION.
+func (w groupWire) join(member string, instance *string) *kmsg.JoinGroupResponse {
+	w.t.Helper()
+	w.send(joinReq(w.group, member, instance))
+	return w.joinAnswer()
+}
+
+func joinReq(group, member string, instance *string) *kmsg.JoinGroupRequest {
+	jg := kmsg.NewPtrJoinGroupRequest()
+	jg.Version, jg.Group, jg.MemberID, jg.InstanceID, jg.ProtocolType = 5, group, member, instance, "consumer"
+	jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis = 6000, 8000
+	jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0}}, {Name: "roundrobin", Metadata: []byte{1}}}
+	return jg
+}
+
+// joinAnswer reads the answer to a JoinGroup sent earlier.
+func (w groupWire) joinAnswer() *kmsg.JoinGroupResponse {
+	w.t.Helper()
+	body, err := w.readFrame()
+	if err != nil {
+		w.t.Fatalf("JoinGroup: %v", err)
+	}
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.Version = 5
+	if err := resp.ReadFrom(body); err != nil {
+		w.t.Fatal(err)
+	}
+	return resp
+}
+
+func (w groupWire) heartbeat(member string, instance *string, gen int32) int16 {
+	w.t.Helper()
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.InstanceID, hb.Generation = 3, w.group, member, instance, gen
+	return w.do(hb).(*kmsg.HeartbeatResponse).ErrorCode
+}
+
+func (w groupWire) sync(member string, instance *string, gen int32, assign map[string]string) *kmsg.SyncGroupResponse {
+	w.t.Helper()
+	sg := kmsg.NewPtrSyncGroupRequest()
+	sg.Version, sg.Group, sg.MemberID, sg.InstanceID, sg.Generation = 3, w.group, member, instance, gen
+	for m, a := range assign {
+		sg.GroupAssignment = append(sg.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: m, MemberAssignment: []byte(a)})
+	}
+	return w.do(sg).(*kmsg.SyncGroupResponse)
+}
+
+func (w groupWire) commit(member string, gen int32, offset int64) int16 {
+	w.t.Helper()
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.MemberID, oc.Generation = 7, w.group, member, gen
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "none", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Offset: offset, LeaderEpoch: -1}}}}
+	return w.do(oc).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+}
+
+// TestGroupSessionsAndRebalance on the wire, on the coordinator's clock:
+// a second member's join rebalances the first (its heartbeat says
+// REBALANCE_IN_PROGRESS); a member that heartbeats but does not join again
+// is dropped at the rebalance timeout and the other completes alone; a
+// silent member expires at its session timeout and the group empties;
+// stale generations are ILLEGAL_GENERATION.
 func TestGroupSessionsAndRebalance(t *testing.T) {
-	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
-	join := func(w *wire, member string) *kmsg.JoinGroupResponse {
-		jg := kmsg.NewPtrJoinGroupRequest()
-		jg.Version, jg.Group, jg.MemberID, jg.ProtocolType = 5, "sg", member, "consumer"
-		jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis = 600, 800
-		jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0}}, {Name: "roundrobin", Metadata: []byte{1}}}
-		return w.do(jg).(*kmsg.JoinGroupResponse)
-	}
-	heartbeat := func(w *wire, member string, gen int32) int16 {
-		hb := kmsg.NewPtrHeartbeatRequest()
-		hb.Version, hb.Group, hb.MemberID, hb.Generation = 3, "sg", member, gen
-		return w.do(hb).(*kmsg.HeartbeatResponse).ErrorCode
-	}
-	sync := func(w *wire, member string, gen int32, assign map[string]string) *kmsg.SyncGroupResponse {
-		sg := kmsg.NewPtrSyncGroupRequest()
-		sg.Version, sg.Group, sg.MemberID, sg.Generation = 3, "sg", member, gen
-		for m, a := range assign {
-			sg.GroupAssignment = append(sg.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: m, MemberAssignment: []byte(a)})
-		}
-		return w.do(sg).(*kmsg.SyncGroupResponse)
-	}
-	a, b := dial(t, addr), dial(t, addr)
+	_, addr, clock, events := startGroupServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
+	a, b := groupWire{dial(t, addr), "sg"}, groupWire{dial(t, addr), "sg"}
 	// KIP-394: the first join of a new member only gets its id.
-	r := join(a, "")
+	r := a.join("", nil)
 	if r.ErrorCode != kerr.MemberIDRequired.Code || r.MemberID == "" {
 		t.Fatalf("first join: %+v", r)
 	}
 	idA := r.MemberID
-	r = join(a, idA)
+	r = a.join(idA, nil)
 	if r.ErrorCode != 0 || r.LeaderID != idA || r.Generation != 1 || *r.Protocol != "range" || len(r.Members) != 1 {
 		t.Fatalf("join A: %+v", r)
 	}
-	if s := sync(a, idA, 1, map[string]string{idA: "all"}); s.ErrorCode != 0 || string(s.MemberAssignment) != "all" {
+	if s := a.sync(idA, nil, 1, map[string]string{idA: "all"}); s.ErrorCode != 0 || string(s.MemberAssignment) != "all" {
 		t.Fatalf("sync A: %+v", s)
 	}
-	if code := heartbeat(a, idA, 1); code != 0 {
+	if code := a.heartbeat(idA, nil, 1); code != 0 {
 		t.Fatalf("heartbeat A: %d", code)
 	}
-	// B joins; A learns of the rebalance from its heartbeat but does not
-	// rejoin: at the rebalance timeout B completes alone.
-	idB := join(b, "").MemberID
-	done := make(chan *kmsg.JoinGroupResponse, 1)
-	go func() { done <- join(b, idB) }()
-	time.Sleep(100 * time.Millisecond)
-	if code := heartbeat(a, idA, 1); code != kerr.RebalanceInProgress.Code {
+	// B joins and is parked: A must join again.
+	idB := b.join("", nil).MemberID
+	drainEvents(events)
+	b.send(joinReq("sg", idB, nil))
+	if e := waitEvent(t, events, "parked", 11); e.member != idB {
+		t.Fatalf("parked %+v, want B's join", e)
+	}
+	// A learns of the rebalance from its heartbeats but does not join:
+	// at the rebalance timeout (8 s) B completes alone.
+	if code := a.heartbeat(idA, nil, 1); code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("A's heartbeat during the rebalance: %d", code)
 	}
-	rb := <-done
+	clock.Advance(5 * time.Second)
+	if code := a.heartbeat(idA, nil, 1); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("A's heartbeat 5 s into the rebalance: %d", code)
+	}
+	clock.Advance(3 * time.Second)
+	rb := b.joinAnswer()
 	if rb.ErrorCode != 0 || rb.LeaderID != idB || rb.Generation != 2 || len(rb.Members) != 1 {
 		t.Fatalf("B's join after A missed the rebalance: %+v", rb)
 	}
-	if code := heartbeat(a, idA, 1); code != kerr.UnknownMemberID.Code {
+	if code := a.heartbeat(idA, nil, 1); code != kerr.UnknownMemberID.Code {
 		t.Fatalf("A after being dropped: %d", code)
 	}
-	if s := sync(b, idB, 1, nil); s.ErrorCode != kerr.IllegalGeneration.Code {
+	if s := b.sync(idB, nil, 1, nil); s.ErrorCode != kerr.IllegalGeneration.Code {
 		t.Fatalf("sync with a stale generation: %d", s.ErrorCode)
 	}
-	if s := sync(b, idB, 2, map[string]string{idB: "all"}); s.ErrorCode != 0 {
+	if s := b.sync(idB, nil, 2, map[string]string{idB: "all"}); s.ErrorCode != 0 {
 		t.Fatalf("sync B: %d", s.ErrorCode)
 	}
-	// B goes silent: its session (600 ms) expires and the group empties.
-	time.Sleep(1200 * time.Millisecond)
-	if code := heartbeat(b, idB, 2); code != kerr.UnknownMemberID.Code {
+	// Just before its session timeout (6 s) B is alive; just after, gone.
+	clock.Advance(5999 * time.Millisecond)
+	if code := b.commit(idB, 2, 5); code != 0 {
+		t.Fatalf("commit from B: %d", code)
+	}
+	clock.Advance(5999 * time.Millisecond) // the commit restarted the session
+	if code := b.heartbeat(idB, nil, 2); code != 0 {
+		t.Fatalf("B's heartbeat within its session: %d", code)
+	}
+	clock.Advance(6 * time.Second)
+	if code := b.heartbeat(idB, nil, 2); code != kerr.UnknownMemberID.Code {
 		t.Fatalf("B after its session expired: %d", code)
 	}
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.Version, oc.Group, oc.MemberID, oc.Generation = 7, "sg", idB, 2
-	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "none", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Offset: 5, LeaderEpoch: -1}}}}
-	if code := b.do(oc).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.UnknownMemberID.Code {
+	if code := b.commit(idB, 2, 6); code != kerr.UnknownMemberID.Code {
 		t.Fatalf("commit from an expired member: %d", code)
+	}
+}
+
+// TestParkedJoinReleasedOnHangUp: a parked JoinGroup whose client hangs up
+// is released at once (the member leaves), so the rest of the group does
+// not wait the rebalance timeout for it; its connection's goroutine ends.
+func TestParkedJoinReleasedOnHangUp(t *testing.T) {
+	s, addr, _, events := startGroupServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
+	a, b := groupWire{dial(t, addr), "hg"}, groupWire{dial(t, addr), "hg"}
+	idA := a.join("", nil).MemberID
+	if r := a.join(idA, nil); r.ErrorCode != 0 || r.Generation != 1 {
+		t.Fatalf("join A: %+v", r)
+	}
+	a.sync(idA, nil, 1, map[string]string{idA: "x"})
+	idB := b.join("", nil).MemberID
+	drainEvents(events)
+	b.send(joinReq("hg", idB, nil))
+	waitEvent(t, events, "parked", 11)
+	b.c.Close()
+	if e := waitEvent(t, events, "released", 11); e.member != idB {
+		t.Fatalf("released %+v, want B's join", e)
+	}
+	// A joins again: B is gone, so the generation is A's alone and the
+	// answer comes without the clock moving.
+	r := a.join(idA, nil)
+	if r.ErrorCode != 0 || r.Generation != 2 || len(r.Members) != 1 || r.Members[0].MemberID != idA {
+		t.Fatalf("A's join after B hung up: %+v", r)
+	}
+	s.mu.Lock()
+	n := len(s.conns)
+	s.mu.Unlock()
+	if n > 2 {
+		t.Errorf("%d connections open after B hung up", n)
+	}
+}
+
+// TestStaticMemberRestart (KIP-345): a static member that restarts (a new
+// connection, no member id, the same group.instance.id) gets a new member
+// id in the same generation with its old assignment, and nobody
+// rebalances; the old member id is fenced.
+func TestStaticMemberRestart(t *testing.T) {
+	_, addr, clock, events := startGroupServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
+	i1, i2 := "instance-1", "instance-2"
+	a, b := groupWire{dial(t, addr), "st"}, groupWire{dial(t, addr), "st"}
+	// Static members need no KIP-394 round trip.
+	ra := a.join("", &i1)
+	if ra.ErrorCode != 0 || ra.Generation != 1 {
+		t.Fatalf("join a: %+v", ra)
+	}
+	idA := ra.MemberID
+	a.sync(idA, &i1, 1, map[string]string{idA: "p0"})
+	drainEvents(events)
+	b.send(joinReq("st", "", &i2))
+	waitEvent(t, events, "parked", 11)
+	a.send(joinReq("st", idA, &i1))
+	ra, rb := a.joinAnswer(), b.joinAnswer()
+	if ra.Generation != 2 || rb.Generation != 2 || ra.LeaderID != idA || len(ra.Members) != 2 {
+		t.Fatalf("generation 2: %+v / %+v", ra, rb)
+	}
+	idB := rb.MemberID
+	drainEvents(events)
+	b.send(&kmsg.SyncGroupRequest{Version: 3, Group: "st", MemberID: idB, InstanceID: &i2, Generation: 2})
+	waitEvent(t, events, "parked", 14)
+	if s := a.sync(idA, &i1, 2, map[string]string{idA: "p0", idB: "p1"}); string(s.MemberAssignment) != "p0" {
+		t.Fatalf("a's assignment: %+v", s)
+	}
+	if body, err := b.readFrame(); err != nil {
+		t.Fatal(err)
+	} else {
+		sr := kmsg.NewPtrSyncGroupResponse()
+		sr.Version = 3
+		if sr.ReadFrom(body) != nil || string(sr.MemberAssignment) != "p1" {
+			t.Fatalf("b's assignment: %+v", sr)
+		}
+	}
+	// b restarts: the old process is gone, a new one joins with no id.
+	b.c.Close()
+	clock.Advance(3 * time.Second)
+	b2 := groupWire{dial(t, addr), "st"}
+	rb2 := b2.join("", &i2)
+	if rb2.ErrorCode != 0 || rb2.Generation != 2 || rb2.MemberID == idB || rb2.LeaderID != idA {
+		t.Fatalf("b's restart: %+v", rb2)
+	}
+	if s := b2.sync(rb2.MemberID, &i2, 2, nil); s.ErrorCode != 0 || string(s.MemberAssignment) != "p1" {
+		t.Fatalf("b's assignment after its restart: %+v", s)
+	}
+	if code := a.heartbeat(idA, &i1, 2); code != 0 {
+		t.Fatalf("a's heartbeat after b's restart: %d (a rebalance?)", code)
+	}
+	if code := b2.heartbeat(idB, &i2, 2); code != kerr.FencedInstanceID.Code {
+		t.Fatalf("the old member id of instance-2: %d, want FENCED_INSTANCE_ID", code)
+	}
+}
+
+// TestCommitWrittenOutsideTheLoop: while a commit's record is being
+// written (the writer held here), the coordinator answers the member's
+// heartbeats and fetches, which do not see the commit yet; the commit is
+// answered once its record is on disk, stamped with the coordinator's
+// clock.
+func TestCommitWrittenOutsideTheLoop(t *testing.T) {
+	var held atomic.Bool
+	hold := make(chan struct{})
+	writing := make(chan struct{}, 8)
+	clock := newFakeClock()
+	state := t.TempDir()
+	cfg := Config{LogDir: fixtureLogDir(t, "none-0"), StateDir: state, Clock: clock, hooks: hooks{
+		writing: func() {
+			if held.Load() {
+				writing <- struct{}{}
+				<-hold
+			}
+		},
+	}}
+	s, addr := startServer(t, cfg)
+	clock.settle = func() { s.groups.do(func() {}) }
+	a, other := groupWire{dial(t, addr), "cw"}, groupWire{dial(t, addr), "cw"}
+	idA := a.join("", nil).MemberID
+	a.join(idA, nil)
+	a.sync(idA, nil, 1, map[string]string{idA: "all"})
+	held.Store(true)
+	clock.Advance(1500 * time.Millisecond)
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Version, oc.Group, oc.MemberID, oc.Generation = 7, "cw", idA, 1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "none", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Offset: 17, LeaderEpoch: -1}}}}
+	a.send(oc)
+	<-writing
+	if code := other.heartbeat(idA, nil, 1); code != 0 {
+		t.Fatalf("a heartbeat while a commit is written: %d", code)
+	}
+	fetchOffset := func() int64 {
+		of := kmsg.NewPtrOffsetFetchRequest()
+		of.Version, of.Group = 5, "cw"
+		of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "none", Partitions: []int32{0}}}
+		return other.do(of).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0].Offset
+	}
+	if got := fetchOffset(); got != -1 {
+		t.Fatalf("OffsetFetch during the write: %d, want -1 (not on disk yet)", got)
+	}
+	close(hold)
+	body, err := a.readFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := kmsg.NewPtrOffsetCommitResponse()
+	cr.Version = 7
+	if err := cr.ReadFrom(body); err != nil || cr.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("the commit's answer: %v %+v", err, cr)
+	}
+	if got := fetchOffset(); got != 17 {
+		t.Fatalf("OffsetFetch after the write: %d, want 17", got)
+	}
+	st := offsetstore.NewState()
+	if err := st.Load(state); err != nil {
+		t.Fatal(err)
+	}
+	if c := st.Offsets["cw"][tp{Topic: "none", Partition: 0}]; c.Offset != 17 || c.CommitTimestamp != clock.Now().UnixMilli() {
+		t.Fatalf("stored commit %+v, want offset 17 at %d (the coordinator's clock)", c, clock.Now().UnixMilli())
+	}
+}
+
+// TestLeaderSyncWhileAnOlderGenerationIsStored: the leader's assignments
+// of a generation are stored even while the record of the one before is
+// still being written (a rebalance came in between); both SyncGroups of
+// the new generation are answered once it is on disk.
+func TestLeaderSyncWhileAnOlderGenerationIsStored(t *testing.T) {
+	var held atomic.Bool
+	hold := make(chan struct{})
+	writing := make(chan struct{}, 8)
+	clock := newFakeClock()
+	events := make(chan groupEvent, 64)
+	s, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0"), Clock: clock, hooks: hooks{
+		parked: func(key int16, g, m string) { events <- groupEvent{"parked", key, g, m} },
+		writing: func() {
+			if held.Load() {
+				writing <- struct{}{}
+				<-hold
+			}
+		},
+	}})
+	clock.settle = func() { s.groups.do(func() {}) }
+	i1, i2 := "i1", "i2"
+	a, b := groupWire{dial(t, addr), "ls"}, groupWire{dial(t, addr), "ls"}
+	idA := a.join("", &i1).MemberID
+	held.Store(true)
+	a.send(&kmsg.SyncGroupRequest{Version: 3, Group: "ls", MemberID: idA, InstanceID: &i1, Generation: 1,
+		GroupAssignment: []kmsg.SyncGroupRequestGroupAssignment{{MemberID: idA, MemberAssignment: []byte("g1")}}})
+	<-writing // generation 1's record, held
+	drainEvents(events)
+	b.send(joinReq("ls", "", &i2))
+	waitEvent(t, events, "parked", 11)
+	if body, err := a.readFrame(); err != nil {
+		t.Fatal(err)
+	} else if sr := (&kmsg.SyncGroupResponse{Version: 3}); sr.ReadFrom(body) != nil || sr.ErrorCode != kerr.RebalanceInProgress.Code {
+		t.Fatalf("a's sync of generation 1 during the rebalance: %+v", sr)
+	}
+	a.send(joinReq("ls", idA, &i1))
+	ra, rb := a.joinAnswer(), b.joinAnswer()
+	if ra.Generation != 2 || rb.Generation != 2 {
+		t.Fatalf("generation 2: %+v %+v", ra, rb)
+	}
+	idB := rb.MemberID
+	drainEvents(events)
+	b.send(&kmsg.SyncGroupRequest{Version: 3, Group: "ls", MemberID: idB, InstanceID: &i2, Generation: 2})
+	waitEvent(t, events, "parked", 14)
+	a.send(&kmsg.SyncGroupRequest{Version: 3, Group: "ls", MemberID: idA, InstanceID: &i1, Generation: 2,
+		GroupAssignment: []kmsg.SyncGroupRequestGroupAssignment{{MemberID: idA, MemberAssignment: []byte("a2")}, {MemberID: idB, MemberAssignment: []byte("b2")}}})
+	waitEvent(t, events, "parked", 14)
+	held.Store(false)
+	close(hold)
+	for w, want := range map[groupWire]string{a: "a2", b: "b2"} {
+		body, err := w.readFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr := &kmsg.SyncGroupResponse{Version: 3}
+		if sr.ReadFrom(body) != nil || sr.ErrorCode != 0 || string(sr.MemberAssignment) != want {
+			t.Fatalf("generation 2's assignment: %+v, want %s", sr, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,8 +132,8 @@ func startServer(t testing.TB, cfg Config) (*Server, string) {
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
+		if err := <-done; !errors.Is(err, ErrServerClosed) {
+			t.Errorf("serve: %v, want ErrServerClosed", err)
 		}
 	})
 	return s, ln.Addr().String()
@@ -200,7 +202,7 @@ func dumpRecords(t testing.TB, partDir string) []rec {
 func fetchRecords(t testing.TB, partDir string, iso fetch.Isolation) []rec {
 	t.Helper()
 	c, err := fetch.NewConsumer(partDir, fetch.ConsumerConfig{Isolation: iso, MaxBytes: fetch.DefaultMaxBytes,
-		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes, OffsetsFile: filepath.Join(t.TempDir(), "o")})
+		PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,4 +290,136 @@ func rawBatch(t testing.TB, seq int32, pidEpoch ...int64) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// fakeClock is a Clock that moves only when a test advances it. Advance
+// fires the due timers in time order, each at its own instant, and after
+// each one waits for the server to have done what the timer handed it
+// (settle), so timers a firing schedules inside the window fire too.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+	settle func()
+}
+
+type fakeTimer struct {
+	c       *fakeClock
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+// Advance moves the clock by d, firing what falls due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	target := c.now.Add(d)
+	for {
+		var next *fakeTimer
+		for _, t := range c.timers {
+			if !t.stopped && !t.at.After(target) && (next == nil || t.at.Before(next.at)) {
+				next = t
+			}
+		}
+		if next == nil {
+			break
+		}
+		next.stopped = true
+		if next.at.After(c.now) {
+			c.now = next.at
+		}
+		c.mu.Unlock()
+		next.f()
+		if c.settle != nil {
+			c.settle()
+		}
+		c.mu.Lock()
+	}
+	c.now = target
+	live := c.timers[:0]
+	for _, t := range c.timers {
+		if !t.stopped {
+			live = append(live, t)
+		}
+	}
+	c.timers = live
+	c.mu.Unlock()
+}
+
+// groupEvent is a coordinator hook's report.
+type groupEvent struct {
+	what          string // "parked", "released"
+	key           int16
+	group, member string
+}
+
+// startGroupServer serves dir on a fake clock and reports the
+// coordinator's parks and releases on the returned channel.
+func startGroupServer(t testing.TB, cfg Config) (*Server, string, *fakeClock, <-chan groupEvent) {
+	t.Helper()
+	clock := newFakeClock()
+	events := make(chan groupEvent, 64)
+	cfg.Clock = clock
+	cfg.hooks = hooks{
+		parked:   func(key int16, g, m string) { events <- groupEvent{"parked", key, g, m} },
+		released: func(key int16, g, m string) { events <- groupEvent{"released", key, g, m} },
+	}
+	s, addr := startServer(t, cfg)
+	clock.settle = func() { s.groups.do(func() {}) }
+	return s, addr, clock, events
+}
+
+// drainEvents forgets the reports so far: those of requests already
+// answered (a hook runs on the loop before the answer it precedes).
+func drainEvents(events <-chan groupEvent) {
+	for {
+		select {
+		case <-events:
+		default:
+			return
+		}
+	}
+}
+
+// waitEvent waits for the coordinator to report what (for key), skipping
+// other reports.
+func waitEvent(t testing.TB, events <-chan groupEvent, what string, key int16) groupEvent {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case e := <-events:
+			if e.what == what && e.key == key {
+				return e
+			}
+		case <-timeout:
+			t.Fatalf("the coordinator never reported %s for key %d", what, key)
+		}
+	}
 }

@@ -48,15 +48,25 @@ func TestNonContiguousTopicRefused(t *testing.T) {
 func TestRequestLog(t *testing.T) {
 	var mu sync.Mutex
 	var buf bytes.Buffer
-	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
+	wrote := make(chan struct{}, 1)
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case wrote <- struct{}{}:
+		default:
+		}
+		return buf.Write(p)
+	})
 	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0"), RequestLog: w})
 	consumeKgo(t, addr, "none", 0, kgo.ReadUncommitted(), 59)
 	c := dial(t, addr)
 	c.c.Write([]byte{0, 0, 0, 10, 0, 19, 0, 0, 0, 0, 0, 1, 0, 0})
 	c.closed()
 	// A line is written after its response, by the connection's own
-	// goroutine: wait until every expected one is there.
-	for i := 0; i < 200; i++ {
+	// goroutine: wait for lines until every expected one is there.
+	timeout := time.After(30 * time.Second)
+	for {
 		mu.Lock()
 		all := true
 		for _, api := range []string{"ApiVersions", "Metadata", "ListOffsets", "Fetch", "CreateTopics"} {
@@ -66,7 +76,11 @@ func TestRequestLog(t *testing.T) {
 		if all {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-wrote:
+		case <-timeout:
+			t.Fatal("the request log never had every expected line")
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -125,7 +139,12 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // the server shuts down, idle connections are closed, and Shutdown
 // returns promptly.
 func TestGracefulShutdown(t *testing.T) {
-	s, err := New(Config{LogDir: fixtureLogDir(t, "none-0"), StateDir: t.TempDir()})
+	fetching := make(chan struct{}, 1)
+	s, err := New(Config{LogDir: fixtureLogDir(t, "none-0"), StateDir: t.TempDir(), hooks: hooks{dispatched: func(key int16) {
+		if key == 1 {
+			fetching <- struct{}{}
+		}
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +166,7 @@ func TestGracefulShutdown(t *testing.T) {
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	poll.send(req)
-	time.Sleep(200 * time.Millisecond)
+	<-fetching // in its handler: Shutdown must let it answer
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -157,7 +176,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("shutdown took %v", took)
 	}
-	if err := <-served; err != nil {
+	if err := <-served; !errors.Is(err, ErrServerClosed) {
 		t.Errorf("Serve: %v", err)
 	}
 	body, err := poll.readFrame()
@@ -288,17 +307,18 @@ func TestLogDirLock(t *testing.T) {
 }
 
 // TestIdleTimeout: a connection that sends nothing for IdleTimeout is
-// closed (connections.max.idle.ms); a busy one is not.
+// closed (connections.max.idle.ms); one with a request in flight for
+// longer (a long poll) is not idle, and carries on after its answer.
 func TestIdleTimeout(t *testing.T) {
 	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0"), IdleTimeout: 300 * time.Millisecond})
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 9
 	busy, idle := dial(t, addr), dial(t, addr)
 	idle.do(md)
-	for i := 0; i < 6; i++ {
-		busy.do(md)
-		time.Sleep(100 * time.Millisecond)
-	}
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 11, -1, 1<<20, 1, 1500
+	req.Topics = []kmsg.FetchRequestTopic{{Topic: "none", Partitions: []kmsg.FetchRequestTopicPartition{{FetchOffset: 59, PartitionMaxBytes: 1 << 20}}}}
+	busy.do(req) // parked at the log end for its MaxWait, five idle timeouts
 	if !idle.closed() {
 		t.Errorf("an idle connection stayed open past IdleTimeout")
 	}

@@ -228,8 +228,9 @@ func TestProduceChecks(t *testing.T) {
 func TestProduceLogAppendTime(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "t-0"), 0o755)
-	now := time.UnixMilli(1800000000000)
-	_, addr := startServer(t, Config{LogDir: dir, Writable: true, Now: func() time.Time { return now }})
+	clock := newFakeClock()
+	now := clock.Now()
+	_, addr := startServer(t, Config{LogDir: dir, Writable: true, Clock: clock})
 	b := rawBatch(t, 0)
 	b[22] |= 0x08 // attributes: LogAppendTime (DefaultRecordBatch.TIMESTAMP_TYPE_MASK)
 	binary.BigEndian.PutUint32(b[17:], format.ChecksumC(b[21:]))

@@ -38,6 +38,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/tiered"
@@ -52,10 +53,12 @@ const (
 	// DefaultIdleTimeout is connections.max.idle.ms.
 	DefaultIdleTimeout = 10 * time.Minute
 	// OffsetsTopic is the internal topic holding committed offsets.
-	OffsetsTopic = "__consumer_offsets"
-	// OffsetsPartitions is offsets.topic.num.partitions.
-	OffsetsPartitions = 50
+	OffsetsTopic = offsetstore.Topic
 )
+
+// ErrServerClosed is what Serve returns after Shutdown or Close, as
+// net/http's Server does.
+var ErrServerClosed = errors.New("serve: server closed")
 
 // Config configures a Server.
 type Config struct {
@@ -85,10 +88,12 @@ type Config struct {
 	// FindCoordinator answers.
 	AdvertisedHost string
 	AdvertisedPort int32
-	// Produce configures appenders (segment size, sync, clock).
+	// Produce configures appenders (segment size, sync); its clock is
+	// Clock's.
 	Produce produce.Options
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock is the server's time: LogAppendTime, commit timestamps and
+	// the group coordinator's timers (default the wall clock).
+	Clock Clock
 	// GroupInitialDelay is group.initial.rebalance.delay.ms (default 0 here:
 	// a lone member need not wait; a broker waits 3 s).
 	GroupInitialDelay time.Duration
@@ -98,6 +103,9 @@ type Config struct {
 	Remote *tiered.Remote
 	// RemotePrefix narrows the listing of Remote's store.
 	RemotePrefix string
+
+	// hooks let tests wait for the coordinator.
+	hooks hooks
 }
 
 // Server serves one log directory.
@@ -172,17 +180,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
 	}
-	if cfg.Produce.Now == nil {
-		cfg.Produce.Now = cfg.Now
-	}
+	cfg.Produce.Now = cfg.Clock.Now
 	if !cfg.Writable && cfg.StateDir == "" {
 		return nil, errors.New("serve: a read-only server needs a state directory for committed offsets")
 	}
 	s := &Server{cfg: cfg, topics: map[string]*topic{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{},
-		done: make(chan struct{}), nextPID: cfg.Now().UnixMilli() * 1000, clusterID: "klog"}
+		done: make(chan struct{}), nextPID: cfg.Clock.Now().UnixMilli() * 1000, clusterID: "klog"}
 	if cfg.Writable {
 		// The broker's rule: one writer per log dir, by its .lock file.
 		l, err := safeio.LockBroker(cfg.LogDir)
@@ -193,6 +199,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	fail := func(err error) (*Server, error) {
 		s.closeAppenders()
+		if s.groups != nil {
+			s.groups.close()
+		}
 		if s.dirLock != nil {
 			s.dirLock.Release()
 		}
@@ -479,13 +488,14 @@ func (s *Server) changes() <-chan struct{} {
 	return s.changed
 }
 
-// Serve accepts connections on ln until Shutdown or Close.
+// Serve accepts connections on ln until Shutdown or Close, and then
+// returns ErrServerClosed (any other error is the listener's).
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		ln.Close()
-		return nil
+		return ErrServerClosed
 	}
 	s.lns = append(s.lns, ln)
 	if s.addrHost == "" {
@@ -501,7 +511,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			closing := s.closing
 			s.mu.Unlock()
 			if closing {
-				return nil
+				return ErrServerClosed
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -558,6 +568,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.notify()
+	// Parked group requests are answered now (COORDINATOR_NOT_AVAILABLE),
+	// so their connections finish.
+	s.groups.shutdown()
 	if s.watcher != nil {
 		s.watcher.Close()
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -533,7 +534,7 @@ func TestWritableOffsetsInLogDir(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	part := filepath.Join(dir, OffsetsTopic+"-"+strconv.Itoa(int(offsetsPartition("wg"))))
+	part := filepath.Join(dir, OffsetsTopic+"-"+strconv.Itoa(int(offsetstore.Partition("wg"))))
 	if _, err := os.Stat(part); err != nil {
 		t.Fatalf("no %s: %v", part, err)
 	}

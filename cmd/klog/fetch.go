@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/produce"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,7 +31,8 @@ var (
 	fetchMinOneFlag   = &cli.BoolFlag{Name: "min-one-message", Value: true, Usage: "KIP-74: return the first batch whole even past max bytes (false: the old stall)"}
 	fetchJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "one JSON object per fetch, shaped like a broker request-log line"}
 	fetchFollowFlag   = &cli.BoolFlag{Name: "follow", Usage: "run a consumer: poll to the high watermark, commit, keep long-polling"}
-	fetchGroupFlag    = &cli.StringFlag{Name: "group", Usage: "consumer group whose committed offset --follow resumes from and commits to"}
+	fetchGroupFlag    = &cli.StringFlag{Name: "group", Usage: "consumer group whose committed offset --follow resumes from and commits to (__consumer_offsets in the log dir, as klog serve --writable keeps them)"}
+	fetchStateFlag    = &cli.StringFlag{Name: "state", Usage: "with --group, keep the group's offsets in this directory's __consumer_offsets instead of the log dir's (a read-only klog serve's --state)"}
 	fetchTimeoutFlag  = &cli.DurationFlag{Name: "timeout", Usage: "with --follow, stop after this long (default: until interrupted)"}
 	fetchDataFlag     = &cli.BoolFlag{Name: "print-data-log", Value: true, Usage: "print keys and values"}
 	fetchResetFlag    = &cli.StringFlag{Name: "reset", Value: "earliest", Usage: "with --follow, auto.offset.reset: where to start without a committed offset, and where to go when the position is out of range: earliest, latest or none"}
@@ -44,13 +48,15 @@ batch), KIP-74, the high watermark or last stable offset bound, aborted
 transactions for read_committed, long polls.
 Prints a summary line and the records; --json prints one request-log-shaped
 object per fetch. --follow --group G runs a consumer that prints position and
-lag after each poll and commits. --offset N overrides the committed offset;
+lag after each poll and commits to __consumer_offsets (the store klog serve
+uses: a group committed through serve resumes here, and the reverse; --state
+names a read-only serve's state directory). --offset N overrides the committed offset;
 --reset earliest|latest|none (auto.offset.reset) says where to start without
 one and where to go when the position is out of range (retention deleted
 it); --json prints one object per record and per poll.`,
 	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
 		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
-		fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag, fetchResetFlag},
+		fetchStateFlag, fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag, fetchResetFlag},
 	Action: runFetch,
 }
 
@@ -338,8 +344,15 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 	if err != nil {
 		return usageError("fetch: --reset: %v", err)
 	}
+	store, err := groupOffsets(c, dir)
+	if err != nil {
+		return err
+	}
+	if store != nil {
+		defer store.Close()
+	}
 	cons, err := fetch.NewLogConsumer(l, fetch.ConsumerConfig{
-		Group: c.String(fetchGroupFlag.Name), StartOffset: start, Reset: reset,
+		Group: c.String(fetchGroupFlag.Name), Offsets: store, StartOffset: start, Reset: reset,
 		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)),
 		MinBytes: int32(max(1, c.Int(fetchMinBytesFlag.Name))), MaxWait: wait, Isolation: iso,
 		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name),
@@ -386,6 +399,23 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 		}
 	}
 	return nil
+}
+
+// groupOffsets opens the committed-offset store of --group: the log dir's
+// __consumer_offsets, or --state's (nil without --group).
+func groupOffsets(c *cli.Context, dir string) (*offsetstore.Store, error) {
+	state := c.String(fetchStateFlag.Name)
+	if c.String(fetchGroupFlag.Name) == "" {
+		if state != "" {
+			return nil, usageError("fetch: --state goes with --group")
+		}
+		return nil, nil
+	}
+	store, _, err := offsetstore.OpenFor(filepath.Dir(filepath.Clean(dir)), state, produce.Options{})
+	if err != nil {
+		return nil, fail("fetch: --group", err)
+	}
+	return store, nil
 }
 
 // writeKeyValue prints " key: K payload: V" as kafka-dump-log does (Java's

@@ -51,9 +51,23 @@ func TestFetchCLI(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "lag: 0") {
 		t.Fatalf("follow: exit %d\n%s\n%s", code, out, errs)
 	}
-	offsets, _ := os.ReadFile(filepath.Join(filepath.Dir(dir), "klog-consumer-offsets"))
-	if !strings.Contains(string(offsets), "g orders 0 6") {
-		t.Errorf("committed offsets file: %q", offsets)
+	// The commit is a record of __consumer_offsets, as Kafka writes it.
+	logs, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "__consumer_offsets-*", "*.log"))
+	if len(logs) != 1 {
+		t.Fatalf("__consumer_offsets segments %v, want one", logs)
+	}
+	code, out, _ = klog(t, "dump", "--offsets-decoder", logs[0])
+	if code != ExitOK || !strings.Contains(out, `key: {"type":"1","data":{"group":"g","topic":"orders","partition":0}} payload: {"version":"3","data":{"offset":6,"leaderEpoch":-1,"metadata":""`) {
+		t.Errorf("the committed offset: exit %d\n%s", code, out)
+	}
+	// fetch's old text file is migrated once, then renamed.
+	os.WriteFile(filepath.Join(filepath.Dir(dir), "klog-consumer-offsets"), []byte("0\n1\nold orders 0 4\n"), 0o644)
+	code, out, _ = klog(t, "fetch", "--log", dir, "--follow", "--group", "old", "--timeout", "300ms")
+	if code != ExitOK || !strings.Contains(out, "| offset: 4 ") || strings.Contains(out, "| offset: 3 ") {
+		t.Errorf("a group of the old file resumes at 4: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "klog-consumer-offsets.migrated")); err != nil {
+		t.Errorf("the old file was not renamed: %v", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -167,7 +168,7 @@ func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg
 	select {
 	case err := <-errc:
 		srv.Close()
-		if err != nil {
+		if err != nil && !errors.Is(err, serve.ErrServerClosed) {
 			return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
 		}
 		return nil

@@ -3,27 +3,63 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/klog-dev/klog/serve"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// lockedBuffer is a bytes.Buffer safe to read while serve writes to it.
+// lockedBuffer is a bytes.Buffer safe to read while serve writes to it;
+// waitMatch waits for a write that makes it match.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{}
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.wrote == nil {
+		l.wrote = make(chan struct{}, 1)
+	}
+	select {
+	case l.wrote <- struct{}{}:
+	default:
+	}
 	return l.b.Write(p)
+}
+
+// waitMatch returns re's first submatch once the buffer holds a match, or
+// nil after a generous timeout.
+func (l *lockedBuffer) waitMatch(re *regexp.Regexp) []string {
+	timeout := time.After(30 * time.Second)
+	for {
+		l.mu.Lock()
+		if l.wrote == nil {
+			l.wrote = make(chan struct{}, 1)
+		}
+		m, wrote := re.FindStringSubmatch(l.b.String()), l.wrote
+		l.mu.Unlock()
+		if m != nil {
+			return m
+		}
+		select {
+		case <-wrote:
+		case <-timeout:
+			return nil
+		}
+	}
 }
 
 func (l *lockedBuffer) String() string {
@@ -91,17 +127,11 @@ func TestServeEndToEnd(t *testing.T) {
 		done <- run(ctx, []string{"klog", "serve", "--log-dir", dir, "--listen", "127.0.0.1:0", "--state", t.TempDir(),
 			"--request-log", reqLog}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	}()
-	re := regexp.MustCompile(`on (127\.0\.0\.1:\d+) \(read-only`)
-	var addr string
-	for i := 0; i < 200 && addr == ""; i++ {
-		if m := re.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if addr == "" {
+	m := stderr.waitMatch(regexp.MustCompile(`on (127\.0\.0\.1:\d+) \(read-only`))
+	if m == nil {
 		t.Fatalf("serve did not start: %s", stderr.String())
 	}
+	addr := m[1]
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
 		t.Fatal(err)
@@ -128,5 +158,122 @@ func TestServeEndToEnd(t *testing.T) {
 	data, _ := os.ReadFile(reqLog)
 	if !strings.Contains(string(data), `"apiName":"Fetch"`) {
 		t.Errorf("request log has no Fetch line:\n%s", data)
+	}
+}
+
+// needKcat finds kcat: the test skips without it, except under CI (which
+// installs it).
+func needKcat(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("kcat")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("kcat is required under CI (.ci/run installs it): %v", err)
+		}
+		t.Skipf("kcat not available: %v", err)
+	}
+	return path
+}
+
+// startServe serves cfg in-process on 127.0.0.1:0 until the returned stop.
+func startServe(t *testing.T, cfg serve.Config) (addr string, stop func()) {
+	t.Helper()
+	srv, err := serve.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	return ln.Addr().String(), func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; !errors.Is(err, serve.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	}
+}
+
+// kcatGroup consumes n records as member of group through kcat's balanced
+// consumer (librdkafka commits what it consumed when it closes) and
+// returns their offsets.
+func kcatGroup(t *testing.T, kcat, addr, group string, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, kcat, "-b", addr, "-G", group, "-X", "auto.offset.reset=earliest", "-c", strconv.Itoa(n),
+		"-q", "-f", `%o\n`, "orders").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat -G: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// followFirst runs `klog fetch --follow --group` and returns the offset of
+// the first record it printed, and its last position line.
+func followFirst(t *testing.T, args ...string) (first, position string) {
+	t.Helper()
+	code, out, errs := klog(t, append([]string{"fetch", "--follow", "--timeout", "500ms"}, args...)...)
+	if code != ExitOK {
+		t.Fatalf("klog fetch %v: exit %d\n%s\n%s", args, code, out, errs)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if f, ok := strings.CutPrefix(l, "| offset: "); ok && first == "" {
+			first, _, _ = strings.Cut(f, " ")
+		}
+		if strings.HasPrefix(l, "position: ") {
+			position = l
+		}
+	}
+	return first, position
+}
+
+// TestGroupOffsetsSharedWithServe: one committed-offset store. A group
+// kcat commits through `klog serve` resumes with `klog fetch --follow
+// --group`, and a group klog fetch commits resumes with kcat through
+// serve; writable (the log dir's __consumer_offsets) and read-only (serve's
+// --state, which fetch names with --state).
+func TestGroupOffsetsSharedWithServe(t *testing.T) {
+	kcat := needKcat(t)
+	dir := t.TempDir()
+	part := filepath.Join(dir, "orders-0")
+	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), part)
+	// serve (kcat) -> fetch, writable.
+	addr, stop := startServe(t, serve.Config{LogDir: dir, Writable: true})
+	if got := kcatGroup(t, kcat, addr, "to-fetch", 10); len(got) != 10 || got[0] != "0" || got[9] != "9" {
+		t.Fatalf("kcat consumed %v, want offsets 0-9", got)
+	}
+	stop()
+	if first, pos := followFirst(t, "--log", part, "--group", "to-fetch"); first != "10" || pos != "position: 59 highWatermark: 59 lag: 0" {
+		t.Fatalf("klog fetch resumed the group at %q (%s), want 10", first, pos)
+	}
+	// fetch -> serve (kcat), writable: fetch commits at its high watermark
+	// (--high-watermark 9, the end of the first batch, stops it there).
+	if first, pos := followFirst(t, "--log", part, "--group", "to-kcat", "--high-watermark", "9"); first != "0" || !strings.HasPrefix(pos, "position: 9 ") {
+		t.Fatalf("klog fetch --high-watermark 9: first %q, %s", first, pos)
+	}
+	addr, stop = startServe(t, serve.Config{LogDir: dir, Writable: true})
+	if got := kcatGroup(t, kcat, addr, "to-kcat", 3); len(got) != 3 || got[0] != "9" {
+		t.Fatalf("kcat resumed %v, want 9, 10, 11", got)
+	}
+	stop()
+	// Read-only: serve keeps the commits in --state; fetch --state finds
+	// them, and the log dir is not changed.
+	state := t.TempDir()
+	addr, stop = startServe(t, serve.Config{LogDir: dir, StateDir: state})
+	if got := kcatGroup(t, kcat, addr, "ro", 4); len(got) != 4 || got[0] != "0" {
+		t.Fatalf("kcat through a read-only serve: %v", got)
+	}
+	stop()
+	if first, _ := followFirst(t, "--log", part, "--group", "ro", "--state", state); first != "4" {
+		t.Fatalf("klog fetch --state resumed at %q, want 4", first)
+	}
+	code, out, _ := klog(t, "verify", "--quiet", dir, state)
+	if code != ExitOK {
+		t.Errorf("klog verify of the log dir and the state dir: exit %d\n%s", code, out)
 	}
 }
