@@ -17,7 +17,7 @@ import (
 // per remote segment with its state, offsets, size, leader epochs and
 // which of its objects the store holds.
 func WriteTieredSegments(w io.Writer, rep *tiered.PartitionReport) error {
-	title := "# " + rep.Partition + " (topic id " + rep.TopicID + ")"
+	title := rep.Partition + " (topic id " + rep.TopicID + ")"
 	if rep.Layout != "" {
 		title += ", layout " + string(rep.Layout) + ", prefix " + strconv.Quote(rep.Prefix)
 	}
@@ -205,7 +205,7 @@ func WriteTieredRetention(w io.Writer, rep *tiered.RetentionReport) error {
 		}
 		rows = append(rows, []string{s.Tier, i64(s.StartOffset), end, bytesCell(s.Bytes), s.Key, verdict, at})
 	}
-	if _, err := io.WriteString(w, "# "+rep.Partition+": now "+msTime(rep.Now)+"; retention.ms "+i64(rep.Config.RetentionMs)+", retention.bytes "+
+	if _, err := io.WriteString(w, rep.Partition+": now "+msTime(rep.Now)+"; retention.ms "+i64(rep.Config.RetentionMs)+", retention.bytes "+
 		i64(rep.Config.RetentionBytes)+", local.retention.ms "+i64(rep.Config.LocalRetentionMs)+", local.retention.bytes "+i64(rep.Config.LocalRetentionBytes)+"\n"); err != nil {
 		return err
 	}

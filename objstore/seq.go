@@ -160,17 +160,7 @@ func (r *SeqReader) slotFor(i int) (*slot, error) {
 		r.advance(i)
 		return r.wait(r.window[0])
 	}
-	// Behind the window: one block fetched on its own.
-	if r.back != nil && r.back.i == i {
-		return r.wait(r.back)
-	}
-	var buf []byte
-	if r.back != nil {
-		r.stop(r.back)
-		buf = r.back.buf
-	}
-	r.back = r.start(i, buf)
-	return r.wait(r.back)
+	return r.behind(i) // behind the window
 }
 
 // advance makes i the window's first block and fills the window.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -350,16 +351,11 @@ type Local struct {
 // false.
 func (l *Local) Batches(ctx context.Context, fn func(path string, b *format.Batch) bool) error {
 	for _, p := range l.Logs {
-		f, err := os.Open(p)
+		f, size, err := safeio.OpenSized(p)
 		if err != nil {
 			return err
 		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return err
-		}
-		sc := format.NewScanner(f, st.Size(), format.ScanOptions{})
+		sc := format.NewScanner(f, size, format.ScanOptions{})
 		for {
 			if err := ctx.Err(); err != nil {
 				f.Close()

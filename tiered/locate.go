@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/objstore"
 	"github.com/klog-dev/klog/partition"
 )
@@ -199,20 +200,15 @@ func (t *Tiers) findLocal(ctx context.Context, offset int64) (Position, error) {
 		if i+1 < len(t.Local.Logs) && offset >= baseOf(t.Local.Logs[i+1]) {
 			continue
 		}
-		f, err := os.Open(path)
+		f, size, err := safeio.OpenSized(path)
 		if err != nil {
-			return Position{}, err
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
 			return Position{}, err
 		}
 		var idx *format.OffsetIndex
 		if data, err := os.ReadFile(strings.TrimSuffix(path, ".log") + ".index"); err == nil {
 			idx = &format.OffsetIndex{BaseOffset: base, Data: data}
 		}
-		bp, ok, err := partition.TranslateOffset(f, st.Size(), idx, offset, 0)
+		bp, ok, err := partition.TranslateOffset(f, size, idx, offset, 0)
 		if err != nil || !ok {
 			f.Close()
 			if err != nil {
@@ -365,17 +361,12 @@ func (t *Tiers) localRecords(ctx context.Context, from int64, fn func(string, *f
 		if i+1 < len(logs) && from >= baseOf(logs[i+1]) {
 			continue
 		}
-		f, err := os.Open(path)
+		f, size, err := safeio.OpenSized(path)
 		if err != nil {
-			return err
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
 			return err
 		}
 		stop := false
-		err = walkRecords(ctx, f, st.Size(), 0, t.MaxBatchBytes, func(b *format.Batch, r *format.Record) bool {
+		err = walkRecords(ctx, f, size, 0, t.MaxBatchBytes, func(b *format.Batch, r *format.Record) bool {
 			if !fn(path, b, r) {
 				stop = true
 				return false

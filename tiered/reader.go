@@ -352,7 +352,7 @@ func (cb *chunkBlocks) detransform(raw, out []byte) error {
 	if len(got) != len(out) {
 		return &chunkError{msg: "the chunk decompresses to " + strconv.Itoa(len(got)) + " bytes, not its original " + strconv.Itoa(len(out))}
 	}
-	if &got[0] != &out[0] {
+	if len(got) > 0 && &got[0] != &out[0] {
 		copy(out, got)
 	}
 	return nil

@@ -2,6 +2,8 @@ package tiered
 
 import (
 	"os"
+
+	"github.com/klog-dev/klog/partition"
 )
 
 // RetentionConfig are the topic configs retention over both tiers reads
@@ -49,8 +51,8 @@ type RetentionReport struct {
 // log start offset, then retention.ms by maxTimestampMs, then
 // retention.bytes over the remote segments plus the local ones not yet
 // copied, each deleting only a prefix), local segments by local.retention.*
-// once they are copied (UnifiedLog.deleteOldSegments with
-// remote storage enabled).
+// (by their largest timestamp) once they are copied
+// (UnifiedLog.deleteOldSegments with remote storage enabled).
 func (t *Tiers) Retention(cfg RetentionConfig, now int64) *RetentionReport {
 	if cfg.LocalRetentionMs == -2 {
 		cfg.LocalRetentionMs = cfg.RetentionMs
@@ -68,7 +70,13 @@ func (t *Tiers) Retention(cfg RetentionConfig, now int64) *RetentionReport {
 	remote := t.segments()
 	var locals []RetentionSegment
 	onlyLocal := int64(0)
+	maxTs := map[int64]int64{}
 	if t.Local != nil {
+		if l, err := partition.OpenLog(t.Local.Dir, partition.LogOptions{}); err == nil {
+			for _, seg := range l.Segments() {
+				maxTs[seg.BaseOffset] = seg.MaxTimestamp
+			}
+		}
 		for i, p := range t.Local.Logs {
 			st, err := os.Stat(p)
 			if err != nil {
@@ -79,6 +87,12 @@ func (t *Tiers) Retention(cfg RetentionConfig, now int64) *RetentionReport {
 				end = baseOf(t.Local.Logs[i+1]) - 1
 			}
 			ls := RetentionSegment{Tier: "local", Key: p, StartOffset: baseOf(p), EndOffset: end, Bytes: st.Size(), MaxTs: -1, DeletableAt: -1}
+			if ts, ok := maxTs[ls.StartOffset]; ok {
+				ls.MaxTs = ts
+				if cfg.LocalRetentionMs >= 0 && ts >= 0 {
+					ls.DeletableAt = ts + cfg.LocalRetentionMs
+				}
+			}
 			if rep.HighestTiered < 0 || ls.StartOffset > rep.HighestTiered {
 				onlyLocal += ls.Bytes
 			}
@@ -136,11 +150,13 @@ func (t *Tiers) Retention(cfg RetentionConfig, now int64) *RetentionReport {
 			ls.Reason = "kept: not copied to the remote tier yet"
 			prefix = false
 		case !prefix:
+		case ls.DeletableAt >= 0 && ls.DeletableAt <= now:
+			ls.Delete, ls.Reason = true, "local.retention.ms"
 		case localBreach > 0 && ls.Bytes <= localBreach:
 			ls.Delete, ls.Reason = true, "local.retention.bytes"
 			localBreach -= ls.Bytes
 		default:
-			ls.Reason = "kept: within local.retention.* (its age is in the .timeindex; klog retention DIR gives it)"
+			ls.Reason = "kept: within local.retention.*"
 			prefix = false
 		}
 		rep.Segments = append(rep.Segments, ls)

@@ -300,8 +300,9 @@ var tieredRetentionCommand = &cli.Command{
 RemoteLogManager's expiration task: those wholly below the log start
 offset, then retention.ms (by their maxTimestampMs), then retention.bytes
 over the remote segments plus the local ones not yet copied, each rule
-deleting only a prefix. Local segments go by local.retention.bytes once
-they are in the remote tier; the active segment never goes.
+deleting only a prefix. Local segments go by local.retention.ms (their
+largest timestamp) and local.retention.bytes once they are in the remote
+tier; the active segment never goes.
 
 Exit status: 0 answered; 2 usage or I/O trouble.`,
 	Flags:  tieredFlags(tieredRetMsFlag, tieredRetBytesFlag, tieredLocalMsFlag, tieredLocalBytesFlag, tieredRetentionNowFlg, viewsJSONFlag, formatFlag),
