@@ -301,6 +301,18 @@ func (l *Log) Producer(pid int64) (ProducerState, bool, error) {
 	return c, true, nil
 }
 
+// FirstUnstableOffset is the first offset of the earliest ongoing
+// transaction, -1 when none is (ProducerStateManager.firstUnstableOffset).
+func (l *Log) FirstUnstableOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ps, err := l.producersLocked()
+	if err != nil {
+		return -1
+	}
+	return ps.firstUnstable()
+}
+
 // ProducerEntries is the producer state as a snapshot records it
 // (ProducerStateManager.writeSnapshot), by producer id.
 func (l *Log) ProducerEntries() ([]format.ProducerEntry, error) {

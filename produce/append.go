@@ -19,9 +19,10 @@ func (a *Appender) Append(b *Batch) (Result, error) {
 	if b.Transactional && b.ProducerID < 0 {
 		return Result{}, errors.New("produce: a transactional batch needs a producer id")
 	}
+	leo := a.log.LogEndOffset()
 	now := a.opts.Now().UnixMilli()
 	h := &format.Batch{
-		Magic: format.MagicV2, BaseOffset: a.leo, PartitionLeaderEpoch: a.opts.PartitionLeaderEpoch,
+		Magic: format.MagicV2, BaseOffset: leo, PartitionLeaderEpoch: a.opts.PartitionLeaderEpoch,
 		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
 	}
 	h.Attributes = int16(b.Compression) & 0x07
@@ -32,22 +33,26 @@ func (a *Appender) Append(b *Batch) (Result, error) {
 	if b.Transactional {
 		h.Attributes |= 0x10
 	}
-	var p *producerState
 	if b.ProducerID >= 0 {
-		p = a.producers[b.ProducerID]
+		// The sequence continues from the producer's last batch in the
+		// log, and restarts at 0 for a new epoch.
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = b.ProducerID, b.ProducerEpoch, 0
-		if p != nil {
-			if b.ProducerEpoch < p.epoch {
-				return Result{}, &FencedError{ProducerID: b.ProducerID, Epoch: b.ProducerEpoch, Current: p.epoch}
+		p, ok, err := a.log.Producer(b.ProducerID)
+		if err != nil {
+			return Result{}, err
+		}
+		if ok {
+			if b.ProducerEpoch < p.Epoch {
+				return Result{}, &FencedError{ProducerID: b.ProducerID, Epoch: b.ProducerEpoch, Current: p.Epoch}
 			}
-			if b.ProducerEpoch == p.epoch && p.lastSeq >= 0 {
-				h.BaseSequence = format.IncrementSequence(p.lastSeq, 1)
+			if last := p.LastSeq(); b.ProducerEpoch == p.Epoch && last >= 0 {
+				h.BaseSequence = format.IncrementSequence(last, 1)
 			}
 		}
 	}
 	recs := append(a.recs[:0], b.Records...)
 	for i := range recs {
-		recs[i].Offset = a.leo + int64(i)
+		recs[i].Offset = leo + int64(i)
 		if recs[i].Timestamp == 0 {
 			recs[i].Timestamp = now
 		}
@@ -60,27 +65,9 @@ func (a *Appender) Append(b *Batch) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := a.write(a.buf, h)
+	res, err := a.write(a.buf, h, -1)
 	if err != nil {
 		return res, err
-	}
-	if b.ProducerID >= 0 {
-		if p == nil || p.epoch != b.ProducerEpoch {
-			p = &producerState{txnFirst: -1, coordinatorEpoch: -1}
-			if old := a.producers[b.ProducerID]; old != nil {
-				p.coordinatorEpoch = old.coordinatorEpoch
-				p.txnFirst = old.txnFirst
-			}
-			a.producers[b.ProducerID] = p
-		}
-		p.epoch = b.ProducerEpoch
-		p.lastSeq = h.LastSequence()
-		p.lastOffset = res.LastOffset
-		p.offsetDelta = h.LastOffsetDelta
-		p.lastTimestamp = h.MaxTimestamp
-		if b.Transactional && p.txnFirst < 0 {
-			p.txnFirst = res.BaseOffset
-		}
 	}
 	if b.TimestampType == format.LogAppendTime {
 		res.LogAppendTime = now
@@ -105,59 +92,56 @@ func (e *FencedError) Error() string {
 // coordinator's WriteTxnMarkers does. An abort is recorded in the active
 // segment's .txnindex.
 func (a *Appender) EndTxn(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (Result, error) {
-	p := a.producers[producerID]
-	if p == nil || p.txnFirst < 0 {
+	p, ok, err := a.log.Producer(producerID)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok || p.TxnFirstOffset < 0 {
 		return Result{}, errors.New("produce: producer " + strconv.FormatInt(producerID, 10) + " has no open transaction in this partition")
 	}
-	if epoch < p.epoch {
-		return Result{}, &FencedError{ProducerID: producerID, Epoch: epoch, Current: p.epoch}
+	if epoch < p.Epoch {
+		return Result{}, &FencedError{ProducerID: producerID, Epoch: epoch, Current: p.Epoch}
 	}
 	typ := format.ControlAbort
 	if commit {
 		typ = format.ControlCommit
 	}
+	leo := a.log.LogEndOffset()
 	now := a.opts.Now().UnixMilli()
 	rec := []format.Record{{
-		Offset: a.leo, Timestamp: now,
+		Offset: leo, Timestamp: now,
 		Key:   format.AppendControlKey(nil, typ),
 		Value: format.AppendEndTxnMarker(nil, coordinatorEpoch),
 	}}
-	h := &format.Batch{Magic: format.MagicV2, BaseOffset: a.leo, PartitionLeaderEpoch: a.opts.PartitionLeaderEpoch,
+	h := &format.Batch{Magic: format.MagicV2, BaseOffset: leo, PartitionLeaderEpoch: a.opts.PartitionLeaderEpoch,
 		Attributes: 0x10 | 0x20, ProducerID: producerID, ProducerEpoch: epoch, BaseSequence: -1}
 	format.PrepareBatch(h, rec)
-	var err error
 	a.buf, err = a.comp.AppendBatch(a.buf[:0], h, rec)
 	if err != nil {
 		return Result{}, err
 	}
-	first := p.txnFirst
-	res, err := a.write(a.buf, h)
+	// The marker ends the transaction in the model's producer state; a
+	// marker with a bumped epoch also clears the producer's batches
+	// (ProducerStateEntry.maybeUpdateProducerEpoch), so its next batch
+	// starts at sequence 0.
+	res, err := a.write(a.buf, h, coordinatorEpoch)
 	if err != nil {
 		return res, err
 	}
-	p.txnFirst = -1
-	if epoch != p.epoch {
-		// A marker with a bumped epoch clears the producer's batch
-		// metadata (ProducerStateEntry.maybeUpdateProducerEpoch): its
-		// next batch starts at sequence 0, as observe does on reload.
-		p.lastSeq = -1
-	}
-	p.epoch = epoch
-	p.coordinatorEpoch = coordinatorEpoch
-	p.lastTimestamp = now
 	if !commit {
-		lso := res.LastOffset + 1
-		for _, o := range a.producers {
-			if o.txnFirst >= 0 && o.txnFirst < lso {
-				lso = o.txnFirst
-			}
-		}
-		if err := a.appendTxnIndex(format.AbortedTxn{ProducerID: producerID, FirstOffset: first,
-			LastOffset: res.LastOffset, LastStableOffset: lso}); err != nil {
-			return res, err
-		}
+		return res, a.abortedTxn(producerID, p.TxnFirstOffset, res.LastOffset)
 	}
 	return res, nil
+}
+
+// abortedTxn records an aborted transaction in the active segment's
+// .txnindex, with the last stable offset after its marker at lastOffset.
+func (a *Appender) abortedTxn(producerID, first, lastOffset int64) error {
+	lso := lastOffset + 1
+	if f := a.log.FirstUnstableOffset(); f >= 0 && f < lso {
+		lso = f
+	}
+	return a.appendTxnIndex(format.AbortedTxn{ProducerID: producerID, FirstOffset: first, LastOffset: lastOffset, LastStableOffset: lso})
 }
 
 // AppendRaw appends an already encoded v2 batch byte for byte, as a
@@ -177,38 +161,37 @@ func (a *Appender) AppendRaw(raw []byte) (Result, error) {
 	if err := b.CheckCRC(); err != nil {
 		return Result{}, err
 	}
-	if b.BaseOffset != a.leo {
+	if leo := a.log.LogEndOffset(); b.BaseOffset != leo {
 		return Result{}, errors.New("produce: batch base offset " + strconv.FormatInt(b.BaseOffset, 10) +
-			" is not the log end offset " + strconv.FormatInt(a.leo, 10))
+			" is not the log end offset " + strconv.FormatInt(leo, 10))
 	}
-	res, err := a.write(raw, b)
+	// A control batch's marker: the coordinator epoch it records, and
+	// whether it aborts the producer's open transaction.
+	coordinatorEpoch, abort, first := int32(-1), false, int64(-1)
+	if b.IsControl() && b.ProducerID >= 0 {
+		var rr format.RecordReader
+		var rec format.Record
+		if rr.Reset(b) == nil && rr.Next(&rec) == nil {
+			if k, err := format.ParseControlKey(rec.Key); err == nil {
+				abort = k.Type == format.ControlAbort
+			}
+			if m, err := format.ParseEndTxnMarker(rec.Value); err == nil {
+				coordinatorEpoch = m.CoordinatorEpoch
+			}
+		}
+		if p, ok, err := a.log.Producer(b.ProducerID); err != nil {
+			return Result{}, err
+		} else if ok {
+			first = p.TxnFirstOffset
+		}
+	}
+	res, err := a.write(raw, b, coordinatorEpoch)
 	if err != nil {
 		return res, err
 	}
-	var rr format.RecordReader
-	var rec format.Record
-	if b.ProducerID >= 0 {
-		p := a.producers[b.ProducerID]
-		first := int64(-1)
-		if p != nil {
-			first = p.txnFirst
-		}
-		a.observe(b, &rr, &rec)
-		if b.IsControl() && first >= 0 {
-			if rr.Reset(b) == nil && rr.Next(&rec) == nil {
-				if k, err := format.ParseControlKey(rec.Key); err == nil && k.Type == format.ControlAbort {
-					lso := b.LastOffset() + 1
-					for _, o := range a.producers {
-						if o.txnFirst >= 0 && o.txnFirst < lso {
-							lso = o.txnFirst
-						}
-					}
-					if err := a.appendTxnIndex(format.AbortedTxn{ProducerID: b.ProducerID, FirstOffset: first,
-						LastOffset: b.LastOffset(), LastStableOffset: lso}); err != nil {
-						return res, err
-					}
-				}
-			}
+	if abort && first >= 0 {
+		if err := a.abortedTxn(b.ProducerID, first, b.LastOffset()); err != nil {
+			return res, err
 		}
 	}
 	if b.TimestampType() == format.LogAppendTime {
@@ -220,7 +203,9 @@ func (a *Appender) AppendRaw(raw []byte) (Result, error) {
 // write appends one encoded batch: roll if needed, one write at the end of
 // the log (cut back on failure), then the index entries by the broker's rule
 // (LogSegment.append).
-func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
+// The model takes the batch once it is in the log (coordinatorEpoch is a
+// control batch's marker's).
+func (a *Appender) write(batch []byte, h *format.Batch, coordinatorEpoch int32) (Result, error) {
 	size := int64(len(batch))
 	s := a.seg
 	lastOffset := h.BaseOffset + int64(h.LastOffsetDelta)
@@ -242,13 +227,11 @@ func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
 		return Result{}, err
 	}
 	prev := *s
-	prevLEO := a.leo
 	s.size += size
-	a.leo = lastOffset + 1
 	a.dirty = true
 	// UnifiedLog.append: a batch with an epoch above the latest starts it.
 	if h.IsV2() {
-		if err := a.assignEpoch(h.PartitionLeaderEpoch, h.BaseOffset); err != nil {
+		if err := a.log.AssignEpoch(h.PartitionLeaderEpoch, h.BaseOffset, a.wopts()); err != nil {
 			return Result{}, err
 		}
 	}
@@ -260,7 +243,6 @@ func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
 			// Not acknowledged, so not kept: a retry must not find it
 			// in the log (LogSegment.append fails as a whole).
 			*s = prev
-			a.leo = prevLEO
 			if terr := s.log.Truncate(pos); terr != nil {
 				return Result{}, errors.Join(err, terr)
 			}
@@ -269,12 +251,14 @@ func (a *Appender) write(batch []byte, h *format.Batch) (Result, error) {
 		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += size
+	h.Pos, h.BatchLength = pos, int32(size-format.LogOverhead)
+	a.log.Appended(h, coordinatorEpoch)
 	if a.opts.Sync == SyncBatch {
 		if err := a.Sync(); err != nil {
 			return Result{}, err
 		}
 	}
-	return Result{BaseOffset: h.BaseOffset, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: a.logStart,
+	return Result{BaseOffset: h.BaseOffset, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: a.log.LogStartOffset(),
 		Position: pos, Segment: s.log.Name(), Size: size}, nil
 }
 
@@ -355,5 +339,5 @@ func (a *Appender) roll() error {
 		return err
 	}
 	a.closeFiles()
-	return a.newSegment(a.leo)
+	return a.newSegment(a.log.LogEndOffset())
 }

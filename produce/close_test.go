@@ -384,9 +384,9 @@ func TestBadEpochCheckpointRefused(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "00000000000000000000.timeindex"))
 	_, err := produce.Open(dir, produce.Options{})
-	var ce *produce.CheckpointError
-	if !errors.As(err, &ce) || ce.Path != path || !strings.Contains(err.Error(), "Expected [2] entries") {
-		t.Fatalf("open: %v, want a CheckpointError naming %s", err, path)
+	var le *partition.LookupError
+	if !errors.As(err, &le) || le.Path != path || !strings.Contains(err.Error(), "Expected [2] entries") {
+		t.Fatalf("open: %v, want a partition.LookupError naming %s", err, path)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "00000000000000000000.timeindex"))
 	if string(before) != string(after) {

@@ -154,15 +154,14 @@ type Appender struct {
 	lock      *os.File           // the partition directory's writer lock
 	broker    *safeio.BrokerLock // the log dir's .lock, held shared
 	seg       *segment
-	leo       int64
-	logStart  int64
-	producers map[int64]*producerState
-	comp      format.Compressor
-	buf       []byte
-	recs      []format.Record
-	dirty     bool
-	// epochs is the leader epoch cache (leader-epoch-checkpoint).
-	epochs []format.EpochEntry
+	// log is the partition's model, which the Appender keeps current:
+	// the log end offset, the producer state and the leader epoch cache
+	// are its.
+	log   *partition.Log
+	comp  format.Compressor
+	buf   []byte
+	recs  []format.Record
+	dirty bool
 	// snapOffset is the offset of the latest producer snapshot, -1 if none.
 	snapOffset int64
 	// Truncated is set when Open cut an invalid tail.
@@ -208,7 +207,7 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 		broker.Release()
 		return nil, err
 	}
-	a := &Appender{dir: dir, opts: opts, lock: lock, broker: broker, producers: map[int64]*producerState{}}
+	a := &Appender{dir: dir, opts: opts, lock: lock, broker: broker}
 	if err := a.load(created); err != nil {
 		a.closeFiles()
 		lock.Close()
@@ -218,11 +217,15 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 	return a, nil
 }
 
+// Log is the partition model the Appender keeps current: readers (fetch,
+// klog serve) read it while the Appender writes.
+func (a *Appender) Log() *partition.Log { return a.log }
+
 // LogEndOffset is the offset the next batch gets.
-func (a *Appender) LogEndOffset() int64 { return a.leo }
+func (a *Appender) LogEndOffset() int64 { return a.log.LogEndOffset() }
 
 // LogStartOffset is the first offset of the log.
-func (a *Appender) LogStartOffset() int64 { return a.logStart }
+func (a *Appender) LogStartOffset() int64 { return a.log.LogStartOffset() }
 
 // Dir is the partition directory.
 func (a *Appender) Dir() string { return a.dir }
@@ -230,6 +233,11 @@ func (a *Appender) Dir() string { return a.dir }
 // TopicID is the topic id the partition's partition.metadata records, zero
 // when it has none.
 func (a *Appender) TopicID() [16]byte { return a.topicID }
+
+// wopts are the write options of the checkpoints the Appender writes.
+func (a *Appender) wopts() partition.WriteOptions {
+	return partition.WriteOptions{NoSync: a.opts.Sync == SyncNever}
+}
 
 // load reads the partition; created says Open made its directory.
 func (a *Appender) load(created bool) error {
@@ -247,11 +255,7 @@ func (a *Appender) load(created bool) error {
 	// broker creates a log: it gets partition.metadata before any
 	// segment, so a refused --topic-id leaves nothing behind.
 	create := created || len(segs) == 0
-	if a.topicID, err = partition.EnsureTopicID(a.dir, a.opts.TopicID, create,
-		partition.WriteOptions{NoSync: a.opts.Sync == SyncNever}); err != nil {
-		return err
-	}
-	if err := a.readEpochs(d); err != nil {
+	if a.topicID, err = partition.EnsureTopicID(a.dir, a.opts.TopicID, create, a.wopts()); err != nil {
 		return err
 	}
 	a.snapOffset = -1
@@ -259,45 +263,63 @@ func (a *Appender) load(created bool) error {
 		a.snapOffset = d.Snapshots[n-1].Offset
 	}
 	if len(segs) == 0 {
-		a.logStart = 0
 		if err := a.newSegment(0); err != nil {
 			return err
 		}
-		return a.rebuildEpochs(d, nil)
 	}
-	a.logStart = segs[0].BaseOffset
-	active := segs[len(segs)-1]
-	if err := a.openSegment(active); err != nil {
-		return err
-	}
-	if a.Truncated != nil {
-		if err := a.dropSnapshotsAbove(d); err != nil {
+	// The model is read before the active segment is validated, so that a
+	// leader-epoch-checkpoint that does not parse stops the appender before
+	// it changes anything, as it stops a broker's load.
+	if a.log == nil {
+		if a.log, err = partition.OpenLog(a.dir, partition.LogOptions{}); err != nil {
 			return err
 		}
-	}
-	if err := a.rebuildEpochs(d, segs); err != nil {
+	} else if err := a.log.Reload(); err != nil {
 		return err
 	}
-	return a.loadProducers(d, segs)
+	if len(segs) > 0 {
+		leo, changed, err := a.openSegment(segs[len(segs)-1])
+		if err != nil {
+			return err
+		}
+		if a.Truncated != nil {
+			if err := a.dropSnapshotsAbove(d, leo); err != nil {
+				return err
+			}
+		}
+		if changed {
+			if err := a.log.Reload(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := a.log.AttachWriter(); err != nil {
+		return err
+	}
+	// A partition written before klog kept leader-epoch-checkpoint gets
+	// the one recovery would build.
+	return a.log.EnsureEpochCheckpoint(a.wopts())
 }
 
-// openSegment opens the active segment for appending after validating it.
-func (a *Appender) openSegment(s partition.Segment) error {
+// openSegment opens the active segment for appending after validating it:
+// leo is the offset after its last valid batch, changed says an invalid
+// tail or index entries past it were cut.
+func (a *Appender) openSegment(s partition.Segment) (leo int64, changed bool, err error) {
 	f, err := safeio.OpenFile(s.Log, os.O_RDWR, 0)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return err
+		return 0, false, err
 	}
 	seg := &segment{base: s.BaseOffset, log: f, maxTS: -1, maxTSOffset: -1, lastTimeIndexTS: -1, lastIndexOffset: -1}
 	a.seg = seg
 	size := st.Size()
 	// The valid prefix: every batch complete and its CRC intact.
 	sc := format.NewScanner(f, size, format.ScanOptions{})
-	leo := s.BaseOffset
+	leo = s.BaseOffset
 	valid := int64(0)
 	reason := ""
 	for {
@@ -312,7 +334,7 @@ func (a *Appender) openSegment(s partition.Segment) error {
 			if pe := (*format.PosError)(nil); !errors.As(err, &pe) {
 				// An I/O error is not the end of the log: never cut on it.
 				f.Close()
-				return err
+				return 0, false, err
 			}
 			reason = err.Error()
 			// The scanner reports a zero tail (preallocation, an
@@ -335,39 +357,40 @@ func (a *Appender) openSegment(s partition.Segment) error {
 	if reason != "" && valid < size {
 		t := &Truncation{Segment: s.Log, Pos: valid, Bytes: size - valid, Reason: reason}
 		if !a.opts.TruncateInvalid {
-			return &InvalidTailError{T: *t}
+			return 0, false, &InvalidTailError{T: *t}
 		}
 		if err := f.Truncate(valid); err != nil {
-			return err
+			return 0, false, err
 		}
 		a.Truncated = t
-		size = valid
+		size, changed = valid, true
 	}
 	seg.size = size
-	a.leo = leo
-	if seg.index, err = openIndex(s.Index, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.IndexSuffix)),
+	cut := false
+	if seg.index, cut, err = openIndex(s.Index, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.IndexSuffix)),
 		format.OffsetIndexEntrySize, func(e []byte) bool {
 			return entryPos(e) < valid && s.BaseOffset+int64(int32(be32(e))) < leo
 		}, &seg.lastIndexOffset, s.BaseOffset, 0); err != nil {
-		return err
+		return 0, false, err
 	}
-	if seg.timeindex, err = openIndex(s.TimeIndex, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.TimeIndexSuffix)),
+	changed = changed || cut
+	if seg.timeindex, cut, err = openIndex(s.TimeIndex, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.TimeIndexSuffix)),
 		format.TimeIndexEntrySize, func(e []byte) bool {
 			return s.BaseOffset+int64(int32(be32(e[8:]))) < leo
 		}, &seg.lastTimeIndexTS, s.BaseOffset, 1); err != nil {
-		return err
+		return 0, false, err
 	}
-	return nil
+	return leo, changed || cut, nil
 }
 
 // dropSnapshotsAbove deletes the producer snapshots above the log end offset
 // after Open cut an invalid tail, as the broker does when it truncates
 // (ProducerStateManager.truncateAndReload): a snapshot of offsets the log no
 // longer holds would describe producers that never wrote what is left.
-func (a *Appender) dropSnapshotsAbove(d *partition.Dir) error {
+func (a *Appender) dropSnapshotsAbove(d *partition.Dir, leo int64) error {
 	keep := d.Snapshots[:0]
 	for _, sn := range d.Snapshots {
-		if sn.Offset <= a.leo {
+		if sn.Offset <= leo {
 			keep = append(keep, sn)
 			continue
 		}
@@ -408,8 +431,13 @@ func (a *Appender) newSegment(base int64) error {
 		return err
 	}
 	a.seg = seg
-	a.leo = base
-	return syncDir(a.dir)
+	if err := syncDir(a.dir); err != nil {
+		return err
+	}
+	if a.log != nil {
+		return a.log.Rolled()
+	}
+	return nil
 }
 
 func syncDir(dir string) error { return partition.SyncDir(dir) }
@@ -477,11 +505,11 @@ func (a *Appender) closeSegment() error {
 			return err
 		}
 	}
-	if a.leo > a.snapOffset {
-		if err := a.writeSnapshot(a.leo); err != nil {
+	if leo := a.log.LogEndOffset(); leo > a.snapOffset {
+		if err := a.writeSnapshot(leo); err != nil {
 			return err
 		}
-		a.snapOffset = a.leo
+		a.snapOffset = leo
 	}
 	return nil
 }

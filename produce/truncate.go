@@ -16,12 +16,11 @@ import (
 // segment holding offset is cut at the start of the batch holding it, and
 // its indexes are trimmed. It returns the new log end offset.
 func (a *Appender) TruncateTo(offset int64) (int64, error) {
-	if offset >= a.leo {
-		return a.leo, nil
+	if leo := a.log.LogEndOffset(); offset >= leo {
+		return leo, nil
 	}
 	a.closeFiles()
 	a.seg = nil
-	a.producers = map[int64]*producerState{}
 	d, err := partition.Open(a.dir)
 	if err != nil {
 		return 0, err
@@ -53,13 +52,13 @@ func (a *Appender) TruncateTo(offset int64) (int64, error) {
 	if err := syncDir(a.dir); err != nil {
 		return 0, err
 	}
-	if err := a.truncateEpochs(offset); err != nil {
+	if err := a.log.TruncateEpochs(offset, a.wopts()); err != nil {
 		return 0, err
 	}
 	if err := a.load(false); err != nil {
 		return 0, err
 	}
-	return a.leo, nil
+	return a.log.LogEndOffset(), nil
 }
 
 // cutSegment truncates a segment's log at the first batch whose last offset
@@ -128,5 +127,5 @@ func cutSegment(s partition.Segment, offset int64) error {
 // UnifiedLog.maybeAssignEpochStartOffset).
 func (a *Appender) SetLeaderEpoch(epoch int32) error {
 	a.opts.PartitionLeaderEpoch = epoch
-	return a.assignEpoch(epoch, a.leo)
+	return a.log.AssignEpoch(epoch, a.log.LogEndOffset(), a.wopts())
 }
