@@ -149,11 +149,11 @@ type segment struct {
 // Appender appends to one partition directory. It is not safe for
 // concurrent use; other processes are kept out by the directory lock.
 type Appender struct {
-	dir       string
-	opts      Options
-	lock      *os.File           // the partition directory's writer lock
-	broker    *safeio.BrokerLock // the log dir's .lock, held shared
-	seg       *segment
+	dir    string
+	opts   Options
+	lock   *os.File           // the partition directory's writer lock
+	broker *safeio.BrokerLock // the log dir's .lock, held shared
+	seg    *segment
 	// log is the partition's model, which the Appender keeps current:
 	// the log end offset, the producer state and the leader epoch cache
 	// are its.
