@@ -45,7 +45,7 @@ func servedLogDir(t *testing.T) string {
 			for j := range recs {
 				recs[j] = format.Record{Key: []byte("k"), Value: []byte("v" + strconv.Itoa(i*10+j)), Timestamp: 1700000000000}
 			}
-			if _, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1}); err != nil {
+			if _, err := a.Append(&produce.Batch{Records: recs}); err != nil {
 				t.Fatal(err)
 			}
 		}

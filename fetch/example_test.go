@@ -24,7 +24,7 @@ func ExampleConsumer() {
 	if err != nil {
 		panic(err)
 	}
-	a.Append(&produce.Batch{ProducerID: -1, Records: []format.Record{{Value: []byte("a")}, {Value: []byte("b")}}})
+	a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("a")}, {Value: []byte("b")}}})
 	a.Close()
 
 	c, err := fetch.NewConsumer(dir, fetch.ConsumerConfig{MaxBytes: fetch.DefaultMaxBytes, PartitionMaxBytes: fetch.DefaultPartitionMaxBytes})

@@ -72,7 +72,7 @@ func build(t testing.TB, batches []int, vsize int, opts produce.Options) (string
 			recs[j].Value = bytes.Repeat([]byte{byte('a' + i%26)}, vsize)
 			recs[j].Key = []byte(strconv.Itoa(j))
 		}
-		r, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1})
+		r, err := a.Append(&produce.Batch{Records: recs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,18 +145,18 @@ func TestReadCommitted(t *testing.T) {
 		}
 		return r
 	}
-	mustAppend(&produce.Batch{Records: rec("plain-0"), ProducerID: -1})                       // 0
-	mustAppend(&produce.Batch{Records: rec("aborted-1"), ProducerID: 5, Transactional: true}) // 1
-	mustAppend(&produce.Batch{Records: rec("plain-2"), ProducerID: -1})                       // 2
-	if _, err := a.EndTxn(5, 0, false, 0); err != nil {                                       // 3: ABORT
+	mustAppend(&produce.Batch{Records: rec("plain-0")})                                                            // 0
+	mustAppend(&produce.Batch{Records: rec("aborted-1"), Producer: &produce.Producer{ID: 5}, Transactional: true}) // 1
+	mustAppend(&produce.Batch{Records: rec("plain-2")})                                                            // 2
+	if _, err := a.EndTxn(5, 0, false, 0); err != nil {                                                            // 3: ABORT
 		t.Fatal(err)
 	}
-	mustAppend(&produce.Batch{Records: rec("committed-4"), ProducerID: 6, Transactional: true}) // 4
-	if _, err := a.EndTxn(6, 0, true, 0); err != nil {                                          // 5: COMMIT
+	mustAppend(&produce.Batch{Records: rec("committed-4"), Producer: &produce.Producer{ID: 6}, Transactional: true}) // 4
+	if _, err := a.EndTxn(6, 0, true, 0); err != nil {                                                               // 5: COMMIT
 		t.Fatal(err)
 	}
-	mustAppend(&produce.Batch{Records: rec("open-6"), ProducerID: 7, Transactional: true}) // 6: open
-	mustAppend(&produce.Batch{Records: rec("plain-7"), ProducerID: -1})                    // 7
+	mustAppend(&produce.Batch{Records: rec("open-6"), Producer: &produce.Producer{ID: 7}, Transactional: true}) // 6: open
+	mustAppend(&produce.Batch{Records: rec("plain-7")})                                                         // 7
 	a.Close()
 
 	l := open(t, dir)
@@ -381,7 +381,7 @@ func TestLongPoll(t *testing.T) {
 	for i := range recsIn {
 		recsIn[i].Value = bytes.Repeat([]byte{'x'}, 17<<10)
 	}
-	if _, err := a.Append(&produce.Batch{Records: recsIn, ProducerID: -1}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: recsIn}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()

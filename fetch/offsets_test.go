@@ -25,11 +25,11 @@ func TestListOffsetsIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, b := range []produce.Batch{
-		{ProducerID: -1},                     // 0
-		{ProducerID: -1},                     // 1
-		{ProducerID: 7, Transactional: true}, // 2: open transaction, LSO 2
-		{ProducerID: -1},                     // 3
-		{ProducerID: -1},                     // 4
+		{}, // 0
+		{}, // 1
+		{Producer: &produce.Producer{ID: 7}, Transactional: true}, // 2: open transaction, LSO 2
+		{}, // 3
+		{}, // 4
 	} {
 		b.Records = []format.Record{{Value: []byte("v"), Timestamp: ts + int64(i)*10}}
 		if _, err := a.Append(&b); err != nil {

@@ -552,7 +552,7 @@ func TestFindContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 1000; i++ {
-		if _, err := a.Append(&produce.Batch{ProducerID: -1, Records: []format.Record{{Value: []byte("v")}}}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v")}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -357,7 +357,7 @@ func TestRetentionProducedPartition(t *testing.T) {
 	base := int64(1700000000000)
 	for i := 0; i < 60; i++ {
 		recs := []format.Record{{Value: make([]byte, 300), Timestamp: base + int64(i)*3600000}}
-		if _, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: recs}); err != nil {
 			t.Fatal(err)
 		}
 	}

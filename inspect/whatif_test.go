@@ -125,7 +125,7 @@ func TestWhatIfLargeBatchStreams(t *testing.T) {
 		}
 		recs[i].Value = v
 	}
-	if _, err := a.Append(&produce.Batch{Records: recs, Compression: format.CompressionGzip, ProducerID: -1}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: recs, Compression: format.CompressionGzip}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()

@@ -163,7 +163,7 @@ func (s *Store) append(group string, recs []format.Record) error {
 		}
 		s.apps[n] = a
 	}
-	_, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1})
+	_, err := a.Append(&produce.Batch{Records: recs})
 	return err
 }
 

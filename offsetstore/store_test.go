@@ -95,7 +95,7 @@ func TestTransactionalOffsets(t *testing.T) {
 	}
 	txn := func(pid int64, offset int64, commit bool) {
 		key, val, _ := internaltopic.AppendOffsetCommit(nil, nil, internaltopic.OffsetCommitKey{Group: "tg", Topic: "t"}, internaltopic.OffsetCommitValue{Offset: offset, LeaderEpoch: -1})
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Key: key, Value: val}}, ProducerID: pid, Transactional: true}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Key: key, Value: val}}, Producer: &produce.Producer{ID: pid}, Transactional: true}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := a.EndTxn(pid, 0, commit, 0); err != nil {
@@ -106,7 +106,7 @@ func TestTransactionalOffsets(t *testing.T) {
 	txn(8, 200, false)
 	// An open transaction at the end is not committed either.
 	key, val, _ := internaltopic.AppendOffsetCommit(nil, nil, internaltopic.OffsetCommitKey{Group: "tg", Topic: "t"}, internaltopic.OffsetCommitValue{Offset: 300, LeaderEpoch: -1})
-	if _, err := a.Append(&produce.Batch{Records: []format.Record{{Key: key, Value: val}}, ProducerID: 9, Transactional: true}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: []format.Record{{Key: key, Value: val}}, Producer: &produce.Producer{ID: 9}, Transactional: true}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()

@@ -42,7 +42,7 @@ func appendMain(spec string) int {
 		return 1
 	}
 	for j := range n {
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("from another process " + strconv.Itoa(j))}}, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("from another process " + strconv.Itoa(j))}}}); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			return 1
 		}
@@ -70,7 +70,7 @@ func newPartition(t *testing.T, dir string, n int) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v" + strconv.Itoa(i)), Timestamp: base + int64(i)}}, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v" + strconv.Itoa(i)), Timestamp: base + int64(i)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -194,7 +194,7 @@ func TestWaitersOfOnePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("x")}}, ProducerID: -1})
+	res, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("x")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestModelChanges(t *testing.T) {
 	}
 	app := func(n int) {
 		for range n {
-			if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("value")}}, ProducerID: -1}); err != nil {
+			if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("value")}}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -370,7 +370,7 @@ func TestConcurrentModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 200 {
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("w" + strconv.Itoa(i))}}, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("w" + strconv.Itoa(i))}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -397,7 +397,7 @@ func TestProducerState(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 6 {
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("p" + strconv.Itoa(i))}}, ProducerID: 9}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("p" + strconv.Itoa(i))}}, Producer: &produce.Producer{ID: 9}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -407,7 +407,7 @@ func TestProducerState(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("q" + strconv.Itoa(i))}}, ProducerID: 9}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("q" + strconv.Itoa(i))}}, Producer: &produce.Producer{ID: 9}}); err != nil {
 			t.Fatal(err)
 		}
 	}

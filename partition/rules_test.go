@@ -27,7 +27,7 @@ func buildTwoSegments(t *testing.T) string {
 	}
 	for i := range 8 {
 		rec := []format.Record{{Value: []byte("value"), Timestamp: base + int64(i)*10}}
-		if _, err := a.Append(&produce.Batch{Records: rec, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: rec}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -136,7 +136,7 @@ func TestMarkersCountAsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := []format.Record{{Value: []byte("a"), Timestamp: base}, {Value: []byte("b"), Timestamp: base + 10}}
-	if _, err := a.Append(&produce.Batch{Records: recs, ProducerID: 9, Transactional: true}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: recs, Producer: &produce.Producer{ID: 9}, Transactional: true}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := a.EndTxn(9, 0, true, 0)

@@ -16,8 +16,11 @@ func (a *Appender) Append(b *Batch) (Result, error) {
 	if len(b.Records) == 0 {
 		return Result{}, errors.New("produce: a batch needs at least one record")
 	}
-	if b.Transactional && b.ProducerID < 0 {
-		return Result{}, errors.New("produce: a transactional batch needs a producer id")
+	if b.Transactional && b.Producer == nil {
+		return Result{}, errors.New("produce: a transactional batch needs a producer")
+	}
+	if b.Producer != nil && b.Producer.ID < 0 {
+		return Result{}, errors.New("produce: producer id " + strconv.FormatInt(b.Producer.ID, 10) + " is negative (a batch without a producer has none)")
 	}
 	leo := a.log.LogEndOffset()
 	now := a.opts.Now().UnixMilli()
@@ -33,19 +36,19 @@ func (a *Appender) Append(b *Batch) (Result, error) {
 	if b.Transactional {
 		h.Attributes |= 0x10
 	}
-	if b.ProducerID >= 0 {
+	if pr := b.Producer; pr != nil {
 		// The sequence continues from the producer's last batch in the
 		// log, and restarts at 0 for a new epoch.
-		h.ProducerID, h.ProducerEpoch, h.BaseSequence = b.ProducerID, b.ProducerEpoch, 0
-		p, ok, err := a.log.Producer(b.ProducerID)
+		h.ProducerID, h.ProducerEpoch, h.BaseSequence = pr.ID, pr.Epoch, 0
+		p, ok, err := a.log.Producer(pr.ID)
 		if err != nil {
 			return Result{}, err
 		}
 		if ok {
-			if b.ProducerEpoch < p.Epoch {
-				return Result{}, &FencedError{ProducerID: b.ProducerID, Epoch: b.ProducerEpoch, Current: p.Epoch}
+			if pr.Epoch < p.Epoch {
+				return Result{}, &FencedError{ProducerID: pr.ID, Epoch: pr.Epoch, Current: p.Epoch}
 			}
-			if last := p.LastSeq(); b.ProducerEpoch == p.Epoch && last >= 0 {
+			if last := p.LastSeq(); pr.Epoch == p.Epoch && last >= 0 {
 				h.BaseSequence = format.IncrementSequence(last, 1)
 			}
 		}

@@ -51,7 +51,7 @@ func BenchmarkAppend(b *testing.B) {
 		return a
 	}
 	a := openNew()
-	batch := &produce.Batch{Records: recs, ProducerID: -1}
+	batch := &produce.Batch{Records: recs}
 	res, err := a.Append(batch)
 	if err != nil {
 		b.Fatal(err)

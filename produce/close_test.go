@@ -125,7 +125,7 @@ func fortyRecords(t *testing.T, a *produce.Appender) {
 			ts -= 25 // a late record
 		}
 		rec := []format.Record{{Key: []byte("k"), Value: []byte("value-" + itoa(int64(i))), Timestamp: ts}}
-		if _, err := a.Append(&produce.Batch{Records: rec, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: rec}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +159,7 @@ func TestCleanCloseMatchesRecovery(t *testing.T) {
 		}, true},
 		{"two sessions", produce.Options{SegmentBytes: 1500, IndexIntervalBytes: 200}, func(t *testing.T, dir string, opts produce.Options) {
 			a := open(t, dir, opts)
-			if _, err := a.Append(&produce.Batch{Records: values("first", 5), ProducerID: -1}); err != nil {
+			if _, err := a.Append(&produce.Batch{Records: values("first", 5)}); err != nil {
 				t.Fatal(err)
 			}
 			closeA(t, a)
@@ -179,7 +179,7 @@ func TestCleanCloseMatchesRecovery(t *testing.T) {
 				t.Fatal(err)
 			}
 			idem(t, a, 12, 0, 2, true)
-			if _, err := a.Append(&produce.Batch{Records: values("lat", 3), ProducerID: -1, TimestampType: format.LogAppendTime}); err != nil {
+			if _, err := a.Append(&produce.Batch{Records: values("lat", 3), TimestampType: format.LogAppendTime}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := a.EndTxn(12, 0, false, 1); err != nil {
@@ -244,7 +244,7 @@ func TestCleanCloseFiles(t *testing.T) {
 	dir := t.TempDir()
 	a := open(t, dir, produce.Options{PartitionLeaderEpoch: 7})
 	for _, ts := range []int64{1_700_000_000_500, 1_700_000_000_100} {
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v"), Timestamp: ts}}, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v"), Timestamp: ts}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -283,7 +283,7 @@ func TestCleanCloseFiles(t *testing.T) {
 	if err := a.SetLeaderEpoch(9); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Append(&produce.Batch{Records: values("x", 2), ProducerID: -1}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: values("x", 2)}); err != nil {
 		t.Fatal(err)
 	}
 	checkEpochFile(t, dir, "0\n2\n7 0\n9 2\n")
@@ -374,7 +374,7 @@ func TestBadEpochCheckpointRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	a := open(t, dir, produce.Options{})
-	if _, err := a.Append(&produce.Batch{Records: values("x", 2), ProducerID: -1}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: values("x", 2)}); err != nil {
 		t.Fatal(err)
 	}
 	closeA(t, a)

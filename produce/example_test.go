@@ -20,7 +20,7 @@ func ExampleAppender() {
 		panic(err)
 	}
 	for _, vals := range [][]string{{"a", "b"}, {"c"}} {
-		b := &produce.Batch{ProducerID: -1}
+		b := &produce.Batch{}
 		for _, v := range vals {
 			b.Records = append(b.Records, format.Record{Value: []byte(v)})
 		}

@@ -22,7 +22,7 @@ func writeBatches(t *testing.T, dir string, n int) (string, []produce.Result) {
 	a := open(t, dir, produce.Options{IndexIntervalBytes: 1})
 	var rs []produce.Result
 	for i := range n {
-		r, err := a.Append(&produce.Batch{Records: values(strings.Repeat("v", i+1), 3), ProducerID: -1})
+		r, err := a.Append(&produce.Batch{Records: values(strings.Repeat("v", i+1), 3)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestAppendRawFollows(t *testing.T) {
 	a := open(t, leader, opts)
 	idem(t, a, 1, 0, 3, true)
 	idem(t, a, 2, 0, 2, true)
-	if _, err := a.Append(&produce.Batch{Records: sampleRecords(5, 3), Compression: format.CompressionLZ4, ProducerID: -1}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: sampleRecords(5, 3), Compression: format.CompressionLZ4}); err != nil {
 		t.Fatal(err)
 	}
 	idem(t, a, 1, 0, 1, true)
@@ -263,10 +263,10 @@ func TestAppendRefuses(t *testing.T) {
 	dir := t.TempDir()
 	a := open(t, dir, produce.Options{})
 	defer closeA(t, a)
-	if _, err := a.Append(&produce.Batch{ProducerID: -1}); err == nil {
+	if _, err := a.Append(&produce.Batch{}); err == nil {
 		t.Error("a batch of no records was appended")
 	}
-	if _, err := a.Append(&produce.Batch{Records: values("x", 1), ProducerID: -1, Transactional: true}); err == nil {
+	if _, err := a.Append(&produce.Batch{Records: values("x", 1), Transactional: true}); err == nil {
 		t.Error("a transactional batch without a producer id was appended")
 	}
 	if _, err := a.EndTxn(1, 0, false, 0); err == nil {

@@ -19,7 +19,7 @@ func TestIndexWriteFailureCutsBack(t *testing.T) {
 	}
 	defer a.Close()
 	rec := func(v string) *Batch {
-		return &Batch{ProducerID: -1, Records: []format.Record{{Value: []byte(v)}}}
+		return &Batch{Records: []format.Record{{Value: []byte(v)}}}
 	}
 	for _, v := range []string{"a", "b"} {
 		if _, err := a.Append(rec(v)); err != nil {

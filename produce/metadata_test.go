@@ -34,7 +34,7 @@ func TestOpenWritesPartitionMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Append(&Batch{Records: []format.Record{{Value: []byte("v")}}, ProducerID: -1}); err != nil {
+	if _, err := a.Append(&Batch{Records: []format.Record{{Value: []byte("v")}}}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()

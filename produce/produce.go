@@ -109,27 +109,26 @@ type Result struct {
 }
 
 // Batch is what to append: records (Key, Value, Headers, Timestamp; a zero
-// Timestamp means now) and the batch's attributes.
+// Timestamp means now) and the batch's attributes. The zero value has no
+// producer.
 type Batch struct {
 	Records       []format.Record
 	Compression   format.Compression
 	TimestampType format.TimestampType
-	// ProducerID >= 0 makes the batch idempotent: the sequence continues
-	// from the producer's last batch in the log (restarting at 0 for a new
-	// epoch). -1 for none.
-	ProducerID    int64
-	ProducerEpoch int16
+	// Producer makes the batch idempotent: the sequence continues from
+	// the producer's last batch in the log (restarting at 0 for a new
+	// epoch). Nil for none.
+	Producer *Producer
+	// Transactional puts the batch in the producer's transaction (it
+	// needs a Producer).
 	Transactional bool
 }
 
-type producerState struct {
-	epoch            int16
-	lastSeq          int32
-	lastOffset       int64
-	offsetDelta      int32
-	lastTimestamp    int64
-	coordinatorEpoch int32
-	txnFirst         int64 // first offset of the open transaction, or -1
+// Producer is an idempotent producer: its id (>= 0) and epoch (Kafka's
+// ProducerIdAndEpoch).
+type Producer struct {
+	ID    int64
+	Epoch int16
 }
 
 type segment struct {

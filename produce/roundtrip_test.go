@@ -302,7 +302,7 @@ func TestRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				apps := appendAll(t, a, recs, produce.Batch{Compression: codec, TimestampType: tt, ProducerID: -1})
+				apps := appendAll(t, a, recs, produce.Batch{Compression: codec, TimestampType: tt})
 				leo := a.LogEndOffset()
 				if err := a.Close(); err != nil {
 					t.Fatal(err)
@@ -384,8 +384,8 @@ func TestAppendToKafkaSegment(t *testing.T) {
 			recs[i].Value = []byte("v")
 		}
 	}
-	appendAll(t, a, recs[:15], produce.Batch{Compression: format.CompressionZstd, ProducerID: -1})
-	appendAll(t, a, recs[15:], produce.Batch{Compression: format.CompressionNone, TimestampType: format.LogAppendTime, ProducerID: -1})
+	appendAll(t, a, recs[:15], produce.Batch{Compression: format.CompressionZstd})
+	appendAll(t, a, recs[15:], produce.Batch{Compression: format.CompressionNone, TimestampType: format.LogAppendTime})
 	leo := a.LogEndOffset()
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func TestIndexIntervalBoundary(t *testing.T) {
 			for j := range recs {
 				recs[j].Timestamp = 1_700_000_000_000 + int64(i*10+j)
 			}
-			r, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1})
+			r, err := a.Append(&produce.Batch{Records: recs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -478,7 +478,7 @@ func TestAppendToCutKafkaSegment(t *testing.T) {
 		t.Fatalf("log end offset %d, truncated %+v; want 9 and a cut at 374", a.LogEndOffset(), a.Truncated)
 	}
 	recs := values("after the cut", 6)
-	appendAll(t, a, recs, produce.Batch{Compression: format.CompressionSnappy, ProducerID: -1})
+	appendAll(t, a, recs, produce.Batch{Compression: format.CompressionSnappy})
 	leo := a.LogEndOffset()
 	closeA(t, a)
 	batches, got := readKlog(t, dir)

@@ -42,10 +42,15 @@ func values(prefix string, n int) []format.Record {
 	return recs
 }
 
-// idem appends n records as producer pid/epoch and returns the result.
+// idem appends n records as producer pid/epoch (pid -1: none) and returns
+// the result.
 func idem(t *testing.T, a *produce.Appender, pid int64, epoch int16, n int, txn bool) produce.Result {
 	t.Helper()
-	res, err := a.Append(&produce.Batch{Records: values("p", n), ProducerID: pid, ProducerEpoch: epoch, Transactional: txn})
+	b := &produce.Batch{Records: values("p", n), Transactional: txn}
+	if pid >= 0 {
+		b.Producer = &produce.Producer{ID: pid, Epoch: epoch}
+	}
+	res, err := a.Append(b)
 	if err != nil {
 		t.Fatalf("append as producer %d epoch %d: %v", pid, epoch, err)
 	}
@@ -97,7 +102,7 @@ func TestSequences(t *testing.T) {
 	r1 := idem(t, a, 7, 0, 3, false)
 	r2 := idem(t, a, 7, 0, 2, false)
 	r3 := idem(t, a, 8, 2, 1, false)
-	if _, err := a.Append(&produce.Batch{Records: values("plain", 4), ProducerID: -1}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: values("plain", 4)}); err != nil {
 		t.Fatal(err)
 	}
 	closeA(t, a)
@@ -107,12 +112,12 @@ func TestSequences(t *testing.T) {
 	r5 := idem(t, a, 8, 2, 1, false)
 	r6 := idem(t, a, 7, 1, 2, false) // new epoch
 	r7 := idem(t, a, 7, 1, 1, false)
-	_, err := a.Append(&produce.Batch{Records: values("old", 1), ProducerID: 7, ProducerEpoch: 0})
+	_, err := a.Append(&produce.Batch{Records: values("old", 1), Producer: &produce.Producer{ID: 7, Epoch: 0}})
 	wantFenced(t, err, 7, 0, 1)
 	closeA(t, a)
 
 	a = open(t, dir, produce.Options{})
-	_, err = a.Append(&produce.Batch{Records: values("old", 1), ProducerID: 7, ProducerEpoch: 0})
+	_, err = a.Append(&produce.Batch{Records: values("old", 1), Producer: &produce.Producer{ID: 7, Epoch: 0}})
 	wantFenced(t, err, 7, 0, 1)
 	r8 := idem(t, a, 7, 1, 1, false)
 	closeA(t, a)
@@ -176,7 +181,7 @@ func TestProducerStateFromSnapshot(t *testing.T) {
 	idem(t, a, 3, 5, 3, false)       // 2-4, segment 2
 	txn := idem(t, a, 4, 1, 2, true) // 5-6, segment 5: an open transaction
 	for range 3 {                    // plain batches: segments 7, 8, 9
-		if _, err := a.Append(&produce.Batch{Records: values("x", 1), ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: values("x", 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -230,7 +235,7 @@ func TestProducerStateFromSnapshot(t *testing.T) {
 		t.Fatalf("log start %d end %d, want %d and %d", a.LogStartOffset(), a.LogEndOffset(), keep, keep+1)
 	}
 	r := idem(t, a, 3, 5, 1, false)
-	_, err = a.Append(&produce.Batch{Records: values("old", 1), ProducerID: 3, ProducerEpoch: 4})
+	_, err = a.Append(&produce.Batch{Records: values("old", 1), Producer: &produce.Producer{ID: 3, Epoch: 4}})
 	wantFenced(t, err, 3, 4, 5)
 	abort, err := a.EndTxn(4, 1, false, 0)
 	if err != nil {
@@ -295,8 +300,8 @@ func TestTransactions(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	a := open(t, dir, produce.Options{})
-	t5a := idem(t, a, 5, 0, 3, true)                                                    // 0-2
-	plain, err := a.Append(&produce.Batch{Records: values("plain", 1), ProducerID: -1}) // 3
+	t5a := idem(t, a, 5, 0, 3, true)                                    // 0-2
+	plain, err := a.Append(&produce.Batch{Records: values("plain", 1)}) // 3
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +413,7 @@ func TestMarkerWithNewEpoch(t *testing.T) {
 			closeA(t, a)
 			a = open(t, dir, produce.Options{})
 		}
-		_, err := a.Append(&produce.Batch{Records: values("old", 1), ProducerID: 5, ProducerEpoch: 0})
+		_, err := a.Append(&produce.Batch{Records: values("old", 1), Producer: &produce.Producer{ID: 5, Epoch: 0}})
 		wantFenced(t, err, 5, 0, 1)
 		r := idem(t, a, 5, 1, 2, false)
 		closeA(t, a)

@@ -40,7 +40,7 @@ func writePartition(t *testing.T, dir string) {
 		if i == 2 {
 			c = format.CompressionGzip
 		}
-		if _, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1, Compression: c}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: recs, Compression: c}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -63,7 +63,7 @@ func produceBytes(tb testing.TB, dir string, size int64, codec format.Compressio
 	var n int64
 	for i := 0; n < size; i++ {
 		benchBatch(recs, i)
-		r, err := a.Append(&produce.Batch{Records: recs, Compression: codec, ProducerID: -1})
+		r, err := a.Append(&produce.Batch{Records: recs, Compression: codec})
 		if err != nil {
 			tb.Fatal(err)
 		}

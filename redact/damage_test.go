@@ -87,7 +87,7 @@ func plainPartition(t *testing.T, dir string) (string, []int64) {
 			recs[j] = format.Record{Key: word(8 + rng.IntN(12)), Value: word(20 + rng.IntN(120)),
 				Headers: []format.Header{{Key: []byte("h"), Value: word(8 + rng.IntN(12))}}}
 		}
-		if _, err := a.Append(&produce.Batch{Records: recs, Compression: format.CompressionNone, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: recs, Compression: format.CompressionNone}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -242,7 +242,7 @@ func bigBatch(t *testing.T, dir string, codec format.Compression, n int) string 
 		}
 		recs[i] = format.Record{Value: v}
 	}
-	if _, err := a.Append(&produce.Batch{Records: recs, Compression: codec, ProducerID: -1}); err != nil {
+	if _, err := a.Append(&produce.Batch{Records: recs, Compression: codec}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {

@@ -139,9 +139,9 @@ func producedPartition(t testing.TB, dir string, records int) {
 			recs[j] = format.Record{Key: word(8 + rng.IntN(20)), Value: word(8 + rng.IntN(300)),
 				Headers: []format.Header{{Key: []byte("trace"), Value: word(8 + rng.IntN(16))}}}
 		}
-		pb := &produce.Batch{Records: recs, Compression: codecs[i%len(codecs)], ProducerID: -1}
+		pb := &produce.Batch{Records: recs, Compression: codecs[i%len(codecs)]}
 		if i%3 == 1 {
-			pb.ProducerID, pb.ProducerEpoch = 7, 0
+			pb.Producer = &produce.Producer{ID: 7}
 		}
 		if _, err := a.Append(pb); err != nil {
 			t.Fatal(err)

@@ -338,7 +338,7 @@ func (c *Cluster) appendLeader(values [][]byte) (produce.Result, error) {
 	for i, v := range values {
 		recs[i] = format.Record{Value: v}
 	}
-	return c.leader.app.Append(&produce.Batch{Records: recs, ProducerID: -1})
+	return c.leader.app.Append(&produce.Batch{Records: recs})
 }
 
 // Produce sends one ProduceRequest with these values as one batch. acks=0

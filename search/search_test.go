@@ -36,7 +36,7 @@ func writeLogDir(tb testing.TB, dir string, parts, batches, per, valueBytes int,
 					Headers: []format.Header{{Key: []byte("n"), Value: []byte(fmt.Sprint(off % 7))}}})
 				off++
 			}
-			if _, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1, Compression: codec}); err != nil {
+			if _, err := a.Append(&produce.Batch{Records: recs, Compression: codec}); err != nil {
 				tb.Fatal(err)
 			}
 		}

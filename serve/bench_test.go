@@ -79,7 +79,7 @@ func benchLogDir(b *testing.B) (dir string, records, size int64) {
 		for i := range recs {
 			recs[i] = format.Record{Key: []byte(strconv.FormatInt(records+int64(i), 10)), Value: value, Timestamp: 1700000000000 + records}
 		}
-		res, err := a.Append(&produce.Batch{Records: recs, ProducerID: -1})
+		res, err := a.Append(&produce.Batch{Records: recs})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -35,21 +35,21 @@ func writeTxnPartition(t *testing.T, dir string, codec format.Compression) {
 	}
 	steps := []func() error{
 		func() error {
-			_, err := a.Append(&produce.Batch{Records: recs("plain", 2), Compression: codec, ProducerID: -1})
+			_, err := a.Append(&produce.Batch{Records: recs("plain", 2), Compression: codec})
 			return err
 		},
 		func() error {
-			_, err := a.Append(&produce.Batch{Records: recs("commit", 3), Compression: codec, ProducerID: 10, Transactional: true})
+			_, err := a.Append(&produce.Batch{Records: recs("commit", 3), Compression: codec, Producer: &produce.Producer{ID: 10}, Transactional: true})
 			return err
 		},
 		func() error {
-			_, err := a.Append(&produce.Batch{Records: recs("abort", 2), Compression: codec, ProducerID: 11, Transactional: true})
+			_, err := a.Append(&produce.Batch{Records: recs("abort", 2), Compression: codec, Producer: &produce.Producer{ID: 11}, Transactional: true})
 			return err
 		},
 		func() error { _, err := a.EndTxn(10, 0, true, 0); return err },
 		func() error { _, err := a.EndTxn(11, 0, false, 0); return err },
 		func() error {
-			_, err := a.Append(&produce.Batch{Records: recs("after", 2), Compression: codec, ProducerID: -1})
+			_, err := a.Append(&produce.Batch{Records: recs("after", 2), Compression: codec})
 			return err
 		},
 	}

@@ -493,7 +493,7 @@ func TestLongPollWokenByOtherProcess(t *testing.T) {
 			appended <- err
 			return
 		}
-		_, err = a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("late")}}, ProducerID: -1})
+		_, err = a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("late")}}})
 		if cerr := a.Close(); err == nil {
 			err = cerr
 		}
@@ -581,7 +581,7 @@ func TestMetadataTopicIDsFromProduce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v")}}, ProducerID: -1}); err != nil {
+		if _, err := a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("v")}}}); err != nil {
 			t.Fatal(err)
 		}
 		a.Close()

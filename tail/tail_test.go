@@ -180,7 +180,7 @@ func appendN(t testing.TB, a *produce.Appender, n int) []produce.Result {
 }
 
 func newBatch(records, seed int) *produce.Batch {
-	b := &produce.Batch{ProducerID: -1}
+	b := &produce.Batch{}
 	for j := range records {
 		b.Records = append(b.Records, format.Record{Key: []byte(fmt.Sprintf("k%d", seed)), Value: []byte(fmt.Sprintf("value %d.%d", seed, j))})
 	}
@@ -527,7 +527,7 @@ func TestStartAtEndOfBigSegment(t *testing.T) {
 			value := make([]byte, 8<<10)
 			var last produce.Result
 			for range 160 {
-				r, err := a.Append(&produce.Batch{ProducerID: -1, Records: []format.Record{{Value: value}, {Value: value}}})
+				r, err := a.Append(&produce.Batch{Records: []format.Record{{Value: value}, {Value: value}}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -22,7 +22,7 @@ func ExampleFiles() {
 	if err != nil {
 		panic(err)
 	}
-	a.Append(&produce.Batch{ProducerID: -1, Records: []format.Record{{Value: []byte("hello")}}})
+	a.Append(&produce.Batch{Records: []format.Record{{Value: []byte("hello")}}})
 	a.Close()
 	seg := filepath.Join(dir, "00000000000000000000.log")
 	data, _ := os.ReadFile(seg)

@@ -48,7 +48,7 @@ func hostilePartition(t *testing.T) (logDir, dir string, payloads [][]byte) {
 	}
 	defer a.Close()
 	payloads = hostileBytes()
-	b := &produce.Batch{ProducerID: -1}
+	b := &produce.Batch{}
 	for _, p := range payloads {
 		b.Records = append(b.Records, format.Record{Key: p, Value: p,
 			Headers: []format.Header{{Key: p, Value: p}, {Key: []byte("n"), Value: nil}}})
@@ -57,7 +57,7 @@ func hostilePartition(t *testing.T) (logDir, dir string, payloads [][]byte) {
 		t.Fatal(err)
 	}
 	for _, commit := range []bool{true, false} {
-		tx := &produce.Batch{ProducerID: 7, Transactional: true, Compression: format.CompressionGzip,
+		tx := &produce.Batch{Producer: &produce.Producer{ID: 7}, Transactional: true, Compression: format.CompressionGzip,
 			Records: []format.Record{{Key: payloads[0], Value: payloads[3]}}}
 		if _, err := a.Append(tx); err != nil {
 			t.Fatal(err)

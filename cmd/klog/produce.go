@@ -81,14 +81,14 @@ func runProduce(c *cli.Context) error {
 	if acks != "0" && acks != "1" && acks != "all" && acks != "-1" {
 		return usageError("produce: --acks must be 0, 1 or all")
 	}
-	pid := feed.Template.ProducerID
+	pr := feed.Template.Producer
 	et := c.String(prodEndTxnFlag.Name)
 	switch {
-	case feed.Template.Transactional && pid < 0:
+	case feed.Template.Transactional && pr == nil:
 		return usageError("produce: --transactional needs --producer-id")
 	case et != "" && et != "commit" && et != "abort":
 		return usageError("produce: --end-txn must be commit or abort")
-	case et != "" && pid < 0:
+	case et != "" && pr == nil:
 		return usageError("produce: --end-txn needs --producer-id")
 	}
 	app, err := openAppender(c, dir, opts)
@@ -111,7 +111,7 @@ func runProduce(c *cli.Context) error {
 	}
 	if et != "" {
 		var r produce.Result
-		if r, err = app.EndTxn(pid, feed.Template.ProducerEpoch, et == "commit", int32(c.Int(prodCoordFlag.Name))); err == nil {
+		if r, err = app.EndTxn(pr.ID, pr.Epoch, et == "commit", int32(c.Int(prodCoordFlag.Name))); err == nil {
 			sent(r)
 		}
 	} else {
@@ -178,8 +178,15 @@ func produceFeed(c *cli.Context) (*produce.Feed, error) {
 	}
 	return &produce.Feed{Format: input, KeySeparator: c.String(prodKeySepFlag.Name), Headers: headers,
 		MaxRecords: c.Int(prodRecordsFlag.Name), MaxBytes: c.Int(prodBytesFlag.Name),
-		Template: produce.Batch{Compression: codec, TimestampType: tsType, ProducerID: c.Int64(prodPIDFlag.Name),
-			ProducerEpoch: int16(c.Int(prodEpochFlag.Name)), Transactional: c.Bool(prodTxnFlag.Name)}}, nil
+		Template: produce.Batch{Compression: codec, TimestampType: tsType, Producer: producerFlags(c), Transactional: c.Bool(prodTxnFlag.Name)}}, nil
+}
+
+// producerFlags is --producer-id and --producer-epoch, nil without an id.
+func producerFlags(c *cli.Context) *produce.Producer {
+	if pid := c.Int64(prodPIDFlag.Name); pid >= 0 {
+		return &produce.Producer{ID: pid, Epoch: int16(c.Int(prodEpochFlag.Name))}
+	}
+	return nil
 }
 
 // produceOptions reads the appender's flags.

@@ -117,7 +117,7 @@ func tailAppender(t *testing.T, dir string, opts produce.Options) *produce.Appen
 
 func appendValues(t *testing.T, a *produce.Appender, values ...string) produce.Result {
 	t.Helper()
-	b := &produce.Batch{ProducerID: -1}
+	b := &produce.Batch{}
 	for _, v := range values {
 		b.Records = append(b.Records, format.Record{Value: []byte(v)})
 	}

@@ -103,7 +103,7 @@ func write(dir, topic string, recs []Record) error {
 		return err
 	}
 	for i, r := range recs {
-		b := &produce.Batch{ProducerID: -1, Records: []format.Record{{
+		b := &produce.Batch{Records: []format.Record{{
 			Key: r.Key, Value: r.Value, Timestamp: 1700000000000 + int64(i)*1000,
 			Headers: []format.Header{{Key: []byte("what"), Value: []byte(r.What)}},
 		}}}
