@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -357,7 +358,7 @@ func (l *diffLog) scanSegment(si int, name string, maxBatch int, emit func(diffH
 			case errors.As(err, &pe) && sc.Done() && t.Kind == format.TailZeros:
 				// A zero tail: a preallocated segment, not damage.
 			case !errors.Is(err, io.EOF):
-				l.err = errors.New(name + ": " + err.Error())
+				l.err = fmt.Errorf("%s: %w", name, err)
 				if errors.As(err, &pe) {
 					p := verify.ProblemAt(pe, verify.StageEntry, pe.Pos, pe.Offset)
 					p.Path = name
@@ -744,10 +745,10 @@ func (r *DiffReplica) decodeExtra(opts DiffOptions) error {
 		sc.SetPos(x.pos)
 		b, err := sc.Next()
 		if err != nil {
-			return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
+			return fmt.Errorf("%s: batch at byte %d: %w", r.segs[x.seg].Log, x.pos, err)
 		}
 		if err := rr.Reset(b); err != nil {
-			return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
+			return fmt.Errorf("%s: batch at byte %d: %w", r.segs[x.seg].Log, x.pos, err)
 		}
 		x.RecordList = []DiffRecord{}
 		// The records' JSON needs the batch's header fields only: keep
@@ -762,7 +763,7 @@ func (r *DiffReplica) decodeExtra(opts DiffOptions) error {
 				break
 			}
 			if err != nil {
-				return errors.New(r.segs[x.seg].Log + ": batch at byte " + strconv.FormatInt(x.pos, 10) + ": " + err.Error())
+				return fmt.Errorf("%s: batch at byte %d: %w", r.segs[x.seg].Log, x.pos, err)
 			}
 			size := int64(len(rec.Key) + len(rec.Value))
 			for _, h := range rec.Headers {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -27,7 +28,7 @@ func ReadTopicID(dir string) (id [16]byte, ok bool, err error) {
 	}
 	m, err := format.ParsePartitionMetadata(data)
 	if err != nil {
-		return id, false, errors.New(path + ": " + err.Error())
+		return id, false, fmt.Errorf("%s: %w", path, err)
 	}
 	// ParsePartitionMetadata has checked it is 16 bytes of base64 and not
 	// zero, read as leniently as Kafka's Uuid.fromString: it may be spelt

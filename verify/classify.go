@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -131,13 +132,13 @@ func classify(p string) task {
 func stdinTask(ctx context.Context, r io.Reader) (task, func(), error) {
 	path, cleanup, err := safeio.SpoolStdin(ctx, r, format.HeaderSizeUpToMagic, format.SegmentStart)
 	if errors.Is(err, format.ErrNotSegment) {
-		return task{kind: kindUnknown, base: -1, err: errors.New("not a Kafka file: " + err.Error())}, func() {}, nil
+		return task{kind: kindUnknown, base: -1, err: fmt.Errorf("not a Kafka file: %w", err)}, func() {}, nil
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return task{}, nil, err
 		}
-		return task{}, nil, errors.New("reading stdin: " + err.Error())
+		return task{}, nil, fmt.Errorf("reading stdin: %w", err)
 	}
 	return task{path: path, name: "-", kind: "log", base: -1}, cleanup, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -200,7 +201,7 @@ func LoadState(path string) (*State, error) {
 		s.put(l.Path, l.fileState)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, errors.New(path + ": " + err.Error())
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }

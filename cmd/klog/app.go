@@ -25,21 +25,6 @@ var version = defaultVersion
 
 const defaultVersion = "0.1.0-dev"
 
-// exitError carries an exit code and an optional message for stderr.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
-func (e *exitError) ExitCode() int { return e.code }
-
-var _ cli.ExitCoder = (*exitError)(nil)
-
-func usageError(format string, a ...any) error {
-	return &exitError{code: ExitTrouble, msg: fmt.Sprintf(format, a...)}
-}
-
 // int32Flags refuses a value of the named int flags outside 0..2^31-1:
 // they fill Kafka's int32 fields (max bytes, epochs), and a larger one
 // would wrap without a word.
@@ -174,7 +159,7 @@ func report(stderr io.Writer, err error) int {
 		if ee.msg != "" {
 			fmt.Fprintln(stderr, "klog: "+ee.msg)
 		}
-		return ee.code
+		return exitCode(err)
 	}
 	// Other urfave/cli errors are usage errors.
 	fmt.Fprintln(stderr, "klog: "+err.Error())

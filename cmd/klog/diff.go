@@ -104,5 +104,5 @@ func runDiff(c *cli.Context) error {
 	if err := viewExit(c, trouble, n, first); err != nil || !rep.Diverged {
 		return err
 	}
-	return &exitError{code: ExitFindings}
+	return findingsError("")
 }

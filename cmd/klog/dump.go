@@ -263,15 +263,15 @@ func dumpExit(c *cli.Context, opts dump.Options, res dump.Result, err error) err
 		// A class Kafka cannot load: its tool dies; a usage error here.
 		return usageError("dump: %v", err)
 	case errors.As(err, &fe):
-		return &exitError{code: ExitFindings, msg: "dump: " + fe.Error()}
+		return findingsError("dump: %w", fe)
 	case err != nil:
 		return fail("dump", err)
 	}
 	if len(res.Troubles) > 0 {
-		return &exitError{code: ExitTrouble}
+		return troubleError("")
 	}
 	if res.Findings > 0 {
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }
@@ -331,7 +331,7 @@ func dumpOffset(c *cli.Context, flag *cli.StringFlag, files []string) (int64, er
 	}
 	off, err := o.resolveIn(dir)
 	if err != nil {
-		return 0, &exitError{code: ExitTrouble, msg: "dump: --" + flag.Name + " " + o.String() + ": " + err.Error()}
+		return 0, troubleError("dump: --%s %s: %w", flag.Name, o, err)
 	}
 	return off, nil
 }

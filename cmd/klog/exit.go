@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -52,6 +53,48 @@ func exitCode(err error) int {
 	return ExitTrouble
 }
 
+// exitError is how a command ends other than cleanly: the message run
+// prints on stderr ("" when the command's output has said everything) and
+// the error it wraps, whose kind exitCode turns into the exit code. It is
+// built only here, by the constructors below, which say what happened;
+// archtest checks that no other file writes an exitError literal.
+type exitError struct {
+	code int
+	msg  string
+	err  error
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// Unwrap is the cause, for errors.Is and errors.As.
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode is the code exitCode gives the error.
+func (e *exitError) ExitCode() int { return e.code }
+
+var _ cli.ExitCoder = (*exitError)(nil)
+
+// usageError is a usage problem (exit 2): a flag or an argument klog
+// cannot act on. A %w in format wraps its operand.
+func usageError(format string, a ...any) error { return newExitError(ExitTrouble, format, a) }
+
+// troubleError is trouble (exit 2): klog could not answer, for I/O or
+// another reason the message names ("" prints nothing more: the output
+// said it).
+func troubleError(format string, a ...any) error { return newExitError(ExitTrouble, format, a) }
+
+// findingsError is an answer of "no" (exit 1): the data has findings, the
+// offset is out of range, the producer is fenced ("" prints nothing more).
+func findingsError(format string, a ...any) error { return newExitError(ExitFindings, format, a) }
+
+func newExitError(code int, format string, a []any) error {
+	if format == "" {
+		return &exitError{code: code}
+	}
+	err := fmt.Errorf(format, a...)
+	return &exitError{code: code, msg: err.Error(), err: err}
+}
+
 // fail wraps err for run: its message prefixed with the command, its code
 // from exitCode.
 func fail(cmd string, err error) error {
@@ -61,7 +104,12 @@ func fail(cmd string, err error) error {
 		// "klog: fetch: fetch: ...".
 		msg = cmd + ": " + msg
 	}
-	return &exitError{code: exitCode(err), msg: msg}
+	return &exitError{code: exitCode(err), msg: msg, err: err}
+}
+
+// failWith is err with the message format makes, its code from exitCode.
+func failWith(err error, format string, a ...any) error {
+	return &exitError{code: exitCode(err), msg: fmt.Sprintf(format, a...), err: err}
 }
 
 // signalError is the cause of a context cancelled by a signal.

@@ -120,21 +120,21 @@ func runFetch(c *cli.Context) error {
 	if c.Bool(fetchJSONFlag.Name) {
 		var werr error
 		if derr, werr = writeFetchJSON(out, req, f, err, took, recOpts); werr != nil {
-			return &exitError{code: ExitTrouble, msg: "fetch: " + werr.Error()}
+			return troubleError("fetch: %w", werr)
 		}
 	} else {
 		derr = writeFetchText(out, f, err, c.Bool(fetchDataFlag.Name))
 	}
 	if oor != nil {
 		out.Flush()
-		return &exitError{code: ExitFindings, msg: "fetch: OFFSET_OUT_OF_RANGE: " + oor.Error()}
+		return findingsError("fetch: OFFSET_OUT_OF_RANGE: %w", oor)
 	}
 	if derr != nil {
 		// The broker would send these bytes as they are; the consumer's
 		// CRC check or record decoding rejects them: a finding (exit 1),
 		// named by segment and byte position.
 		out.Flush()
-		return &exitError{code: ExitFindings, msg: "fetch: " + f.Segment + ": " + derr.Error()}
+		return findingsError("fetch: %s: %w", f.Segment, derr)
 	}
 	return nil
 }
@@ -377,18 +377,7 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 		fw.records(recs)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 			out.Flush()
-			code := exitCode(err)
-			msg := "fetch: " + err.Error()
-			var cre *fetch.CorruptRecordError
-			var rex *fetch.RecordExceedsMaxBytesError
-			var pe *format.PosError // a record that cannot be decoded
-			if errors.As(err, &cre) || errors.As(err, &rex) || errors.As(err, &pe) {
-				code = ExitFindings
-			}
-			if f != nil && f.Segment != "" && !errors.As(err, &rex) {
-				msg = "fetch: " + f.Segment + ": " + err.Error()
-			}
-			return &exitError{code: code, msg: msg}
+			return followError(err, f)
 		}
 		fw.position(cons)
 		out.Flush()
@@ -478,4 +467,24 @@ func kafkaSize(b []byte) int32 {
 		return -1
 	}
 	return int32(len(b))
+}
+
+// followError is how a poll's error ends fetch --follow: a record the
+// consumer rejects (a CRC, a size over the limit, bytes that do not
+// decode) is a finding, named by its segment; anything else is what
+// exitCode makes of it.
+func followError(err error, f *fetch.Fetched) error {
+	var cre *fetch.CorruptRecordError
+	var rex *fetch.RecordExceedsMaxBytesError
+	var pe *format.PosError // a record that cannot be decoded
+	if errors.As(err, &rex) || f == nil || f.Segment == "" {
+		if errors.As(err, &cre) || errors.As(err, &rex) || errors.As(err, &pe) {
+			return findingsError("fetch: %w", err)
+		}
+		return fail("fetch", err)
+	}
+	if errors.As(err, &cre) || errors.As(err, &pe) {
+		return findingsError("fetch: %s: %w", f.Segment, err)
+	}
+	return failWith(err, "fetch: %s: %v", f.Segment, err)
 }

@@ -3,13 +3,14 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"github.com/klog-dev/klog/internal/jsoncontract"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/klog-dev/klog/internal/jsoncontract"
 
 	"github.com/klog-dev/klog/replicate"
 )

@@ -25,7 +25,7 @@ func rootAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return &exitError{code: ExitTrouble}
+	return troubleError("")
 }
 
 func unknownCommand(app *cli.App, name string) error {
@@ -39,7 +39,7 @@ func unknownCommand(app *cli.App, name string) error {
 	if s := suggest(name, names); s != "" {
 		msg += " (did you mean " + quote(s) + "?)"
 	}
-	return &exitError{code: ExitTrouble, msg: msg + "; run 'klog help' for the list"}
+	return usageError("%s; run 'klog help' for the list", msg)
 }
 
 // usageErrorHandler turns urfave/cli's flag errors into one line:
@@ -78,7 +78,7 @@ func usageErrorHandler(c *cli.Context, err error, isSubcommand bool) error {
 			}
 		}
 	}
-	return &exitError{code: ExitTrouble, msg: prefix + msg}
+	return usageError("%s%s", prefix, msg)
 }
 
 // suggest returns the candidate closest to s, if it is close enough
@@ -153,7 +153,7 @@ func prepareCommand(cmd *cli.Command) {
 			}
 			if len(missing) > 0 {
 				sort.Strings(missing)
-				return &exitError{code: ExitTrouble, msg: cmd.Name + ": " + strings.Join(missing, ", ") + " is required"}
+				return usageError("%s: %s is required", cmd.Name, strings.Join(missing, ", "))
 			}
 			if before != nil {
 				return before(c)

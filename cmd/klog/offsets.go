@@ -159,7 +159,7 @@ func runOffsets(c *cli.Context) error {
 		fmt.Fprintf(out, "%s:%d:%s\n", topic, part, off)
 	}
 	if unreadable > 0 {
-		return &exitError{code: ExitTrouble}
+		return troubleError("")
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
@@ -135,15 +134,10 @@ func runProduce(c *cli.Context) error {
 	return produceFail(err)
 }
 
-// produceFail is fail("produce", err) for an error that may already say
-// "produce: " (package produce's own errors do), so the line reads
+// produceFail is fail("produce", err): package produce's own errors say
+// "produce: " already, and fail does not say it twice, so the line reads
 // "klog: produce: producer 5 epoch 1 ... (fenced)", not "produce: produce:".
-func produceFail(err error) error {
-	if strings.HasPrefix(err.Error(), "produce: ") {
-		return &exitError{code: exitCode(err), msg: err.Error()}
-	}
-	return fail("produce", err)
-}
+func produceFail(err error) error { return fail("produce", err) }
 
 // produceFeed reads the input and batching flags.
 func produceFeed(c *cli.Context) (*produce.Feed, error) {
@@ -223,18 +217,18 @@ func openAppender(c *cli.Context, dir string, opts produce.Options) (*produce.Ap
 	if err != nil {
 		var ite *produce.InvalidTailError
 		if errors.As(err, &ite) {
-			return nil, &exitError{code: ExitFindings, msg: "produce: " + err.Error()}
+			return nil, findingsError("produce: %w", err)
 		}
 		return nil, produceFail(err)
 	}
 	if latest := app.LatestLeaderEpoch(); latest > opts.PartitionLeaderEpoch {
 		if c.IsSet(prodLeaderFlag.Name) {
 			app.Close()
-			return nil, &exitError{code: ExitFindings, msg: fmt.Sprintf("produce: --leader-epoch %d is below the partition's latest leader epoch %d (fenced: FENCED_LEADER_EPOCH)", opts.PartitionLeaderEpoch, latest)}
+			return nil, findingsError("produce: --leader-epoch %d is below the partition's latest leader epoch %d (fenced: FENCED_LEADER_EPOCH)", opts.PartitionLeaderEpoch, latest)
 		}
 		if err := app.SetLeaderEpoch(latest); err != nil {
 			app.Close()
-			return nil, &exitError{code: ExitTrouble, msg: "produce: " + err.Error()}
+			return nil, troubleError("produce: %w", err)
 		}
 	}
 	if t := app.Truncated; t != nil {

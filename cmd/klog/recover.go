@@ -98,9 +98,7 @@ func runRecover(c *cli.Context) error {
 	if o := c.String(recoverOutFlag.Name); o != "" {
 		if !plan.Loads {
 			report.Flush()
-			return &exitError{code: ExitFindings, msg: "recover: Kafka would refuse to load " + dir + " (" + plan.KafkaError +
-				"), so there is no recovered partition to write; nothing was written to " + o +
-				". Use --salvage to export the records that can still be read."}
+			return findingsError("recover: Kafka would refuse to load %s (%s), so there is no recovered partition to write; nothing was written to %s. Use --salvage to export the records that can still be read.", dir, plan.KafkaError, o)
 		}
 		if err := plan.WriteRecovered(o); err != nil {
 			return fail("recover", err)
@@ -113,7 +111,7 @@ func runRecover(c *cli.Context) error {
 		}
 	}
 	if plan.Changes() {
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }
@@ -123,7 +121,7 @@ func runRecover(c *cli.Context) error {
 func salvage(dir string, out, report *bufio.Writer, recOpts ndjson.Options, jsonOut bool) error {
 	d, err := partition.Open(dir)
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "recover: " + err.Error()}
+		return troubleError("recover: %w", err)
 	}
 	w := ndjson.NewWriter(out, recOpts)
 	for _, s := range d.Segments {

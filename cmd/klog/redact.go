@@ -114,7 +114,7 @@ func runRedact(c *cli.Context) error {
 		io.WriteString(c.App.ErrWriter, "klog: redact: left out "+name+" (not a Kafka file; --copy-unknown copies it unredacted)\n")
 	}
 	if res.Damaged() {
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func runServe(c *cli.Context) error {
 	}
 	dir := c.String(serveLogDirFlag.Name)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return &exitError{code: ExitTrouble, msg: "serve: --log-dir " + dir + " is not a directory"}
+		return troubleError("serve: --log-dir %s is not a directory", dir)
 	}
 	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
 		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
@@ -95,7 +95,7 @@ func runServe(c *cli.Context) error {
 		if cfg.StateDir == "" {
 			d, err := defaultStateDir(dir)
 			if err != nil {
-				return &exitError{code: ExitTrouble, msg: "serve: " + err.Error() + " (set --state)"}
+				return troubleError("serve: %w (set --state)", err)
 			}
 			cfg.StateDir = d
 		}
@@ -113,7 +113,7 @@ func runServe(c *cli.Context) error {
 		} else {
 			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 			if err != nil {
-				return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+				return troubleError("serve: %w", err)
 			}
 			defer f.Close()
 			cfg.RequestLog = f
@@ -126,7 +126,7 @@ func runServe(c *cli.Context) error {
 	if cert != "" {
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+			return troubleError("serve: %w", err)
 		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	}
@@ -143,12 +143,12 @@ func runServe(c *cli.Context) error {
 	}
 	srv, err := serve.New(cfg)
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: err.Error()}
+		return troubleError("%w", err)
 	}
 	ln, err := net.Listen("tcp", c.String(serveListenFlag.Name))
 	if err != nil {
 		srv.Close()
-		return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+		return troubleError("serve: %w", err)
 	}
 	return serveUntilDone(c.Context, srv, ln, cfg, c.App.ErrWriter)
 }
@@ -169,7 +169,7 @@ func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg
 	case err := <-errc:
 		srv.Close()
 		if err != nil && !errors.Is(err, serve.ErrServerClosed) {
-			return &exitError{code: ExitTrouble, msg: "serve: " + err.Error()}
+			return troubleError("serve: %w", err)
 		}
 		return nil
 	case <-ctx.Done():
@@ -180,7 +180,7 @@ func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg
 	<-errc
 	fmt.Fprintln(stderr, "klog: serve: stopped")
 	if err != nil {
-		return &exitError{code: ExitTrouble, msg: "serve: shutdown: " + err.Error()}
+		return troubleError("serve: shutdown: %w", err)
 	}
 	return nil
 }

@@ -152,7 +152,7 @@ func runTail(c *cli.Context) error {
 	// (unless a signal ends it: 130/143). None left is exit 2 at once.
 	paths, missing := existingPaths(c.App.ErrWriter, "tail", paths)
 	if len(paths) == 0 {
-		return &exitError{code: ExitTrouble}
+		return troubleError("")
 	}
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
@@ -180,7 +180,7 @@ func runTail(c *cli.Context) error {
 		return fail("tail", werr)
 	}
 	if errors.Is(err, tail.ErrUnreadable) || err == nil && missing {
-		return &exitError{code: ExitTrouble}
+		return troubleError("")
 	}
 	if err != nil {
 		return fail("tail", err)
@@ -601,7 +601,7 @@ func (t *tailTable) draw(now time.Time) error {
 		t.buf.WriteString(now.UTC().Format("2006-01-02T15:04:05.000Z") + "\n")
 	}
 	if err := dump.WriteTable(&dump.StyledWriter{W: &t.buf, Style: dump.TableStyle{MaxWidth: terminalWidth(t.w)}}, tableHeader, rows); err != nil {
-		return errors.New("table: " + err.Error())
+		return fmt.Errorf("table: %w", err)
 	}
 	_, err := t.w.Write(t.buf.Bytes())
 	return err

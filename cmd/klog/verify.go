@@ -118,9 +118,9 @@ func runVerify(c *cli.Context) error {
 	}
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) && c.Context.Err() != nil {
-			return &exitError{code: ExitTrouble, msg: "verify: interrupted"}
+			return troubleError("verify: interrupted")
 		}
-		return &exitError{code: ExitTrouble, msg: "verify: " + runErr.Error()}
+		return troubleError("verify: %w", runErr)
 	}
 	if err := fleet.write(time.Since(start)); err != nil {
 		return err
@@ -132,7 +132,7 @@ func runVerify(c *cli.Context) error {
 		writeErr = err
 	}
 	if writeErr != nil {
-		return &exitError{code: ExitTrouble, msg: "verify: " + writeErr.Error()}
+		return troubleError("verify: %w", writeErr)
 	}
 	return sum.exit()
 }
@@ -143,9 +143,9 @@ func runVerify(c *cli.Context) error {
 func (s *verifySummary) exit() error {
 	switch {
 	case s.ioErrors > 0:
-		return &exitError{code: ExitTrouble}
+		return troubleError("")
 	case s.problems > 0:
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func fleetOptions(c *cli.Context, opts *verify.Options) error {
 	if p := c.String(verifyStateFlag.Name); p != "" {
 		st, err := verify.LoadState(p)
 		if err != nil {
-			return &exitError{code: ExitTrouble, msg: "verify: --state " + err.Error()}
+			return troubleError("verify: --state %w", err)
 		}
 		opts.State = st
 	}
@@ -94,12 +94,12 @@ func (o *fleetOutputs) add(f *verify.FileReport) {
 func (o *fleetOutputs) write(d time.Duration) error {
 	if o.state != "" {
 		if err := o.st.Save(o.state); err != nil {
-			return &exitError{code: ExitTrouble, msg: "verify: --state: " + err.Error()}
+			return troubleError("verify: --state: %w", err)
 		}
 	}
 	if o.prom != "" {
 		if err := o.m.Write(o.prom, d); err != nil {
-			return &exitError{code: ExitTrouble, msg: "verify: --prometheus: " + err.Error()}
+			return troubleError("verify: --prometheus: %w", err)
 		}
 	}
 	return nil

@@ -190,7 +190,7 @@ func runSegments(c *cli.Context) error {
 	}
 	if len(dirs) == 0 {
 		if unreadable > 0 {
-			return &exitError{code: ExitTrouble}
+			return troubleError("")
 		}
 		return usageError("segments: no partition directory found in %s", strings.Join(args, ", "))
 	}
@@ -252,9 +252,9 @@ func viewExit(c *cli.Context, trouble bool, findings int, first *inspect.ViewPro
 	}
 	switch {
 	case trouble:
-		return &exitError{code: ExitTrouble}
+		return troubleError("")
 	case findings > 0:
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }

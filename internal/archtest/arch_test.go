@@ -208,3 +208,71 @@ func TestOnlySafeioTakesTheBrokerLock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExitCodesHaveOneHome: cmd/klog builds an exitError only in exit.go,
+// through the constructors that say what happened (usageError,
+// troubleError, findingsError, fail); exitCode is the one mapping from an
+// error to an exit code.
+func TestExitCodesHaveOneHome(t *testing.T) {
+	fset := token.NewFileSet()
+	dir := "../../cmd/klog"
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		name := de.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "exit.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if cl, ok := n.(*ast.CompositeLit); ok {
+				if id, ok := cl.Type.(*ast.Ident); ok && id.Name == "exitError" {
+					t.Errorf("%s: an exitError literal outside exit.go (use usageError, troubleError, findingsError or fail)", fset.Position(cl.Pos()))
+				}
+			}
+			return true
+		})
+	}
+}
+
+// TestOneCRCHome: only format/crc.go imports a CRC implementation; every
+// other package (the recovery planner's streamed CRC included) checks
+// checksums through format.
+func TestOneCRCHome(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if (p == "hash/crc32" || p == "github.com/klauspost/crc32") && filepath.ToSlash(rel) != "format/crc.go" {
+				t.Errorf("%s imports %s: checksums are computed in format/crc.go", rel, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
