@@ -98,8 +98,8 @@ func (e *shortBytesError) Error() string {
 type contentDecoder struct {
 	key, value decoderClass
 	ext        ValueDecoder
-	keyEnc     Encoding
-	valueEnc   Encoding
+	keyEnc     ndjson.Encoding
+	valueEnc   ndjson.Encoding
 	cur        decodedContent
 }
 
@@ -156,7 +156,7 @@ func (c *contentDecoder) decode(r *format.Record) *decodedContent {
 // appendClass appends b as the decoder class prints it: StringDecoder with
 // the --*-encoding klog adds; DefaultDecoder, whose byte[] Kafka prints as
 // its identity hash ("[B@1b6d3586", different on every run), as hex.
-func appendClass(l []byte, c decoderClass, b []byte, enc Encoding, what string) ([]byte, bool, error) {
+func appendClass(l []byte, c decoderClass, b []byte, enc ndjson.Encoding, what string) ([]byte, bool, error) {
 	switch c {
 	case integerDecoder:
 		if len(b) < 4 {

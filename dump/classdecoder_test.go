@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/klog-dev/klog/internaltopic"
 )
 
 func strp(s string) *string { return &s }
@@ -22,7 +24,7 @@ func TestDecoderClassLoading(t *testing.T) {
 	tests := []struct {
 		name       string
 		key, value *string
-		decoder    Decoder
+		decoder    internaltopic.Kind
 		want       string // the error's message; "" none
 	}{
 		{name: "unknown value class", value: strp("com.example.Avro"),
@@ -37,7 +39,7 @@ func TestDecoderClassLoading(t *testing.T) {
 			want: `--value-decoder-class "java.lang.String": java.lang.ClassCastException: class java.lang.String`},
 		{name: "the Decoder interface itself", value: strp("org.apache.kafka.tools.api.Decoder"),
 			want: `--value-decoder-class "org.apache.kafka.tools.api.Decoder": org.apache.kafka.common.KafkaException: Could not find a public no-argument constructor for org.apache.kafka.tools.api.Decoder`},
-		{name: "a message decoder wins", value: strp("x.Value"), decoder: DecoderOffsets},
+		{name: "a message decoder wins", value: strp("x.Value"), decoder: internaltopic.Offsets},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

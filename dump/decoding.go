@@ -10,22 +10,6 @@ import (
 	"github.com/klog-dev/klog/verify"
 )
 
-// Decoder selects one of kafka-dump-log's message decoders (package
-// internaltopic), which print a record's key and value as the JSON of the
-// message schema they hold instead of as UTF-8 text. A decoder implies
-// Options.PrintData.
-type Decoder = internaltopic.Kind
-
-// Decoders.
-const (
-	DecoderNone            = internaltopic.None
-	DecoderOffsets         = internaltopic.Offsets
-	DecoderTransactionLog  = internaltopic.TransactionLog
-	DecoderClusterMetadata = internaltopic.ClusterMetadata
-	DecoderRemoteLog       = internaltopic.RemoteLog
-	DecoderShareGroupState = internaltopic.ShareGroupState
-)
-
 // attachDecoder creates the dumper's decoder for opts and hands it to the
 // renderer, which prints d.dec.cur for each non-control record. The
 // decoder classes are loaded by loadClasses, when the first log file is

@@ -13,26 +13,27 @@ import (
 	"testing"
 
 	"github.com/klog-dev/klog/internal/jsoncontract"
+	"github.com/klog-dev/klog/internaltopic"
 )
 
 // fixtureDecoder is the decoder kafka-dump-log was run with to make the
 // F.decoder.txt oracles: chosen by the partition folder's topic
 // (testdata/segments/FIXTURES-README.md).
-func fixtureDecoder(dir, name string) Decoder {
+func fixtureDecoder(dir, name string) internaltopic.Kind {
 	folder := filepath.Base(dir)
 	switch {
 	case strings.HasPrefix(folder, "__consumer_offsets-"):
-		return DecoderOffsets
+		return internaltopic.Offsets
 	case strings.HasPrefix(folder, "__transaction_state-"):
-		return DecoderTransactionLog
+		return internaltopic.TransactionLog
 	case strings.HasPrefix(folder, "__cluster_metadata-"), name == "bootstrap.checkpoint":
-		return DecoderClusterMetadata
+		return internaltopic.ClusterMetadata
 	case strings.HasPrefix(folder, "__remote_log_metadata-"):
-		return DecoderRemoteLog
+		return internaltopic.RemoteLog
 	case strings.HasPrefix(folder, "__share_group_state-"):
-		return DecoderShareGroupState
+		return internaltopic.ShareGroupState
 	}
-	return DecoderNone
+	return internaltopic.None
 }
 
 // wire builds Kafka protocol bytes by hand, independent of the reader under
@@ -61,7 +62,7 @@ func TestDecoderMissingKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: DecoderOffsets, Cwd: dir}, &out, &errw)
+	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: internaltopic.Offsets, Cwd: dir}, &out, &errw)
 	var fe *FatalError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "Failed to decode message at offset 1 using the specified decoder (message had a missing key)") {
 		t.Fatalf("err = %v, want Kafka's missing-key FatalError", err)
@@ -76,7 +77,7 @@ func TestDecoderMissingKey(t *testing.T) {
 		t.Errorf("stdout:\n%s", out.String())
 	}
 
-	objs, res, err := runJSON(t, dir, Options{Decoder: DecoderOffsets}, "00000000000000000000.log")
+	objs, res, err := runJSON(t, dir, Options{Decoder: internaltopic.Offsets}, "00000000000000000000.log")
 	if err != nil || res.Findings != 1 {
 		t.Fatalf("JSON: err %v findings %d", err, res.Findings)
 	}
@@ -102,7 +103,7 @@ func TestDecoderFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: DecoderOffsets, SkipRecordMetadata: true, Cwd: dir}, &out, &errw)
+	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: internaltopic.Offsets, SkipRecordMetadata: true, Cwd: dir}, &out, &errw)
 	if err != nil || res.Findings != 1 {
 		t.Fatalf("err %v findings %d", err, res.Findings)
 	}
@@ -111,7 +112,7 @@ func TestDecoderFindings(t *testing.T) {
 	if got := out.String(); !strings.HasSuffix(got, want) {
 		t.Errorf("stdout:\n%s\nwant it to end with:\n%s", got, want)
 	}
-	objs, _, _ := runJSON(t, dir, Options{Decoder: DecoderOffsets}, "00000000000000000000.log")
+	objs, _, _ := runJSON(t, dir, Options{Decoder: internaltopic.Offsets}, "00000000000000000000.log")
 	if probs := ofType(objs, "problem"); len(probs) != 1 || probs[0]["kind"] != "record-decode" {
 		t.Errorf("JSON problems: %v", probs)
 	}
@@ -168,7 +169,7 @@ func TestDecoderJSONShareAndRemoteLog(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join(segmentsDir(t), "kafka-written", "coordinator")
 	for _, dir := range []string{"__share_group_state-0", "__share_group_state-1"} {
-		objs, res, err := runJSON(t, filepath.Join(root, dir), Options{Decoder: DecoderShareGroupState}, "00000000000000000000.log")
+		objs, res, err := runJSON(t, filepath.Join(root, dir), Options{Decoder: internaltopic.ShareGroupState}, "00000000000000000000.log")
 		if err != nil || res.Findings != 0 {
 			t.Fatalf("%s: err %v findings %d", dir, err, res.Findings)
 		}
@@ -190,7 +191,7 @@ func TestDecoderJSONShareAndRemoteLog(t *testing.T) {
 			checkDef(t, def, v["data"])
 		}
 	}
-	objs, res, err := runJSON(t, filepath.Join(root, "__remote_log_metadata-0"), Options{Decoder: DecoderRemoteLog}, "00000000000000000000.log")
+	objs, res, err := runJSON(t, filepath.Join(root, "__remote_log_metadata-0"), Options{Decoder: internaltopic.RemoteLog}, "00000000000000000000.log")
 	if err != nil || res.Findings != 0 {
 		t.Fatalf("remote log: err %v findings %d", err, res.Findings)
 	}
@@ -243,7 +244,7 @@ func TestDecoderRemoteLogHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: DecoderRemoteLog, SkipRecordMetadata: true, Cwd: dir}, &out, &errw)
+	res, err := Run([]string{"00000000000000000000.log"}, Options{MaxBytes: -1, Decoder: internaltopic.RemoteLog, SkipRecordMetadata: true, Cwd: dir}, &out, &errw)
 	if err != nil || res.Findings != 3 {
 		t.Fatalf("err %v, findings %d, want 3", err, res.Findings)
 	}
@@ -257,7 +258,7 @@ func TestDecoderRemoteLogHostile(t *testing.T) {
 	if len(lines) != 8 || !slices.Equal(lines[3:7], want) {
 		t.Errorf("stdout:\n%s\nwant records:\n%s", out.String(), strings.Join(want, "\n"))
 	}
-	objs, res, err := runJSON(t, dir, Options{Decoder: DecoderRemoteLog}, "00000000000000000000.log")
+	objs, res, err := runJSON(t, dir, Options{Decoder: internaltopic.RemoteLog}, "00000000000000000000.log")
 	if err != nil || res.Findings != 3 || len(ofType(objs, "problem")) != 3 {
 		t.Errorf("JSON: err %v, findings %d, problems %v", err, res.Findings, ofType(objs, "problem"))
 	}

@@ -165,7 +165,7 @@ func (d *dumper) checkpointInvalid(p string, err error) error {
 	if errors.As(err, &ce) {
 		line = ce.Line
 	}
-	d.r.problem(Problem{Kind: verify.KindCheckpointInvalid, Position: int64(line), Offset: -1, Message: err.Error()})
+	d.r.problem(verify.Problem{Kind: verify.KindCheckpointInvalid, Position: int64(line), Offset: -1, Message: err.Error()})
 	if !d.opts.JSON {
 		d.r.flush()
 		io.WriteString(d.errw, "Invalid checkpoint file "+p+": "+err.Error()+"\n")

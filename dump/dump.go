@@ -20,6 +20,7 @@ import (
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/internaltopic"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -58,7 +59,7 @@ type Options struct {
 	MaxMessageSize int
 	// KeyEncoding and ValueEncoding render key and value bytes
 	// (--key-encoding, --value-encoding); the default is Kafka's text.
-	KeyEncoding, ValueEncoding Encoding
+	KeyEncoding, ValueEncoding ndjson.Encoding
 	// Filter, when set, selects batches and records (klog's own; the
 	// output is then no longer kafka-dump-log's).
 	Filter *Filter
@@ -68,7 +69,7 @@ type Options struct {
 	Cwd string
 	// Decoder prints keys and values through one of kafka-dump-log's
 	// message decoders (--offsets-decoder, ...); it implies PrintData.
-	Decoder Decoder
+	Decoder internaltopic.Kind
 	// KeyDecoderClass and ValueDecoderClass are --key-decoder-class and
 	// --value-decoder-class: nil when not given (StringDecoder). Given, they
 	// imply PrintData; without a Decoder, a class klog does not have ends
@@ -170,7 +171,7 @@ func Run(paths []string, opts Options, stdout, stderr io.Writer) (Result, error)
 // every 256 batches), returning ctx's error after flushing what was
 // written.
 func RunContext(ctx context.Context, paths []string, opts Options, stdout, stderr io.Writer) (Result, error) {
-	if opts.Decoder != DecoderNone || opts.KeyDecoderClass != nil || opts.ValueDecoderClass != nil || opts.ValueDecoder != nil {
+	if opts.Decoder != internaltopic.None || opts.KeyDecoderClass != nil || opts.ValueDecoderClass != nil || opts.ValueDecoder != nil {
 		opts.PrintData = true
 	}
 	if opts.PrintData {
@@ -579,13 +580,13 @@ func (d *dumper) dumpLog(p, name string) error {
 		d.r.batch(b)
 		if !valid {
 			d.findings++
-			d.r.problem(Problem{Kind: verify.KindCRCMismatch, Position: b.Pos, Offset: b.BaseOffset,
+			d.r.problem(verify.Problem{Kind: verify.KindCRCMismatch, Position: b.Pos, Offset: b.BaseOffset,
 				Stored: u32(b.CRC), Computed: u32(b.ComputedCRC()),
 				Message: "stored crc " + format.CRC(b.CRC).String() + " != computed " + format.CRC(b.ComputedCRC()).String()})
 		}
 		if b.Magic > format.MagicV2 || b.Magic < 0 {
 			d.findings++
-			d.r.problem(Problem{Kind: verify.KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
+			d.r.problem(verify.Problem{Kind: verify.KindBadMagic, Position: b.Pos, Offset: b.BaseOffset,
 				Message: "unknown magic " + strconv.Itoa(int(b.Magic)) + " read as v2, as Kafka does"})
 		}
 		if !d.opts.Deep {
@@ -807,12 +808,9 @@ func appendGroups(b []byte, keys []string, m map[string][][2]int64, header, firs
 	return b
 }
 
-// Problem is one finding, as rendered in JSON ("type":"problem"): verify's.
-type Problem = verify.Problem
-
 // problemFromError is the finding for pe, of the given kind.
-func problemFromError(pe *format.PosError, kind verify.Kind) Problem {
-	return Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()}
+func problemFromError(pe *format.PosError, kind verify.Kind) verify.Problem {
+	return verify.Problem{Kind: kind, Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()}
 }
 
 func u32(v uint32) *uint32 { return &v }

@@ -10,32 +10,17 @@ import (
 	"github.com/klog-dev/klog/ndjson"
 )
 
-// Encoding is how key and value bytes are rendered (--key-encoding,
-// --value-encoding): ndjson's, so every command shares the names. In text
-// output EncodingText is Kafka's StringDecoder (Java's UTF-8 decoding with
-// U+FFFD for malformed bytes) and EncodingRedacted prints only the size and
-// a SHA-256 prefix.
-type Encoding = ndjson.Encoding
-
-// Encodings.
-const (
-	EncodingText     = ndjson.EncodingText
-	EncodingHex      = ndjson.EncodingHex
-	EncodingBase64   = ndjson.EncodingBase64
-	EncodingRedacted = ndjson.EncodingRedacted
-)
-
-// ParseEncoding reads text, hex, base64 or redacted.
-func ParseEncoding(s string) (Encoding, error) { return ndjson.ParseEncoding(s) }
-
-// appendEncoded renders b for the text output.
-func appendEncoded(l []byte, b []byte, e Encoding) []byte {
+// appendEncoded renders b for the text output, in ndjson's encodings (so
+// every command shares the names): ndjson.EncodingText is Kafka's StringDecoder
+// (Java's UTF-8 decoding with U+FFFD for malformed bytes), ndjson.EncodingRedacted
+// prints only the size and a SHA-256 prefix.
+func appendEncoded(l []byte, b []byte, e ndjson.Encoding) []byte {
 	switch e {
-	case EncodingHex:
+	case ndjson.EncodingHex:
 		return hex.AppendEncode(l, b)
-	case EncodingBase64:
+	case ndjson.EncodingBase64:
 		return base64.StdEncoding.AppendEncode(l, b)
-	case EncodingRedacted:
+	case ndjson.EncodingRedacted:
 		return appendRedacted(l, b)
 	}
 	return format.AppendJavaUTF8(l, b)

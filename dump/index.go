@@ -159,7 +159,7 @@ func (d *dumper) dumpIndex(p, name string) (err error) {
 		if last := b.LastOffset(); last != e.Offset {
 			d.findings++
 			d.noteIndexMismatch(abs, e.Offset, last)
-			d.r.problem(Problem{Kind: verify.KindIndexMismatch, Position: entryPos, Offset: e.Offset,
+			d.r.problem(verify.Problem{Kind: verify.KindIndexMismatch, Position: entryPos, Offset: e.Offset,
 				Message: "index offset " + strconv.FormatInt(e.Offset, 10) + " points at position " +
 					strconv.FormatInt(e.Pos, 10) + " whose batch ends at offset " + strconv.FormatInt(last, 10)})
 		}
@@ -308,12 +308,12 @@ func (d *dumper) dumpTimeIndex(p, name string) (err error) {
 		case match == nil:
 			d.findings++
 			addPair(&d.tix.notFound, &d.tix.notFoundKeys, abs, e.Offset, -1)
-			d.r.problem(Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
+			d.r.problem(verify.Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
 				Message: "indexed offset " + strconv.FormatInt(e.Offset, 10) + " is not in the log"})
 		case match.LastOffset() != e.Offset:
 			d.findings++
 			addPair(&d.tix.notFound, &d.tix.notFoundKeys, abs, e.Offset, match.LastOffset())
-			d.r.problem(Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
+			d.r.problem(verify.Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
 				Message: "indexed offset " + strconv.FormatInt(e.Offset, 10) + " is not the last offset of a batch (found " +
 					strconv.FormatInt(match.LastOffset(), 10) + ")"})
 		default:
@@ -329,13 +329,13 @@ func (d *dumper) dumpTimeIndex(p, name string) (err error) {
 			if maxTS != e.Timestamp {
 				d.findings++
 				addPair(&d.tix.mismatch, &d.tix.mismatchKeys, abs, e.Timestamp, maxTS)
-				d.r.problem(Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
+				d.r.problem(verify.Problem{Kind: verify.KindTimeIndexMismatch, Position: entryPos, Offset: e.Offset,
 					Message: "index timestamp " + strconv.FormatInt(e.Timestamp, 10) + " but the batch's largest record timestamp is " + strconv.FormatInt(maxTS, 10)})
 			}
 			if prev >= e.Timestamp {
 				d.findings++
 				addPair(&d.tix.outOfOrder, &d.tix.outOfOrderKeys, abs, e.Timestamp, prev)
-				d.r.problem(Problem{Kind: verify.KindTimeIndexOrder, Position: entryPos, Offset: e.Offset,
+				d.r.problem(verify.Problem{Kind: verify.KindTimeIndexOrder, Position: entryPos, Offset: e.Offset,
 					Message: "index timestamp " + strconv.FormatInt(e.Timestamp, 10) + " is not above the previous entry's " + strconv.FormatInt(prev, 10)})
 			}
 		}
@@ -393,7 +393,7 @@ func (d *dumper) dumpSnapshot(p string) error {
 		if !errors.Is(err, format.ErrChecksum) {
 			kind = verify.KindSnapshotInvalid
 		}
-		d.r.problem(Problem{Kind: kind, Position: 0, Offset: -1, Message: err.Error()})
+		d.r.problem(verify.Problem{Kind: kind, Position: 0, Offset: -1, Message: err.Error()})
 		d.r.flush()
 		if !d.opts.JSON {
 			io.WriteString(d.errw, err.Error()+"\n")
@@ -457,7 +457,7 @@ func (d *dumper) dumpTxnIndex(p string) error {
 	}
 	if rest != 0 && d.opts.JSON {
 		d.findings++
-		d.r.problem(Problem{Kind: verify.KindTrailingBytes, Position: int64(n * format.AbortedTxnEntrySize), Offset: -1, Bytes: i64(int64(rest)),
+		d.r.problem(verify.Problem{Kind: verify.KindTrailingBytes, Position: int64(n * format.AbortedTxnEntrySize), Offset: -1, Bytes: i64(int64(rest)),
 			Message: strconv.Itoa(rest) + " bytes after the last complete 34-byte entry"})
 	}
 	return nil

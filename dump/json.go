@@ -8,6 +8,7 @@ import (
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/verify"
 )
 
 // jsonRenderer writes NDJSON through package ndjson: one object per line,
@@ -80,14 +81,14 @@ func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
 	return j.w.Record(b, r, nil)
 }
 
-func (j *jsonRenderer) problem(p Problem) {
+func (j *jsonRenderer) problem(p verify.Problem) {
 	if p.Path == "" {
 		p.Path = j.path
 	}
 	j.emit(ndjson.ProblemFields(ndjson.Begin(j.w.Line(), "problem"), &p))
 }
 
-func (j *jsonRenderer) trailing(name string, t format.Tail, p Problem) { j.problem(p) }
+func (j *jsonRenderer) trailing(name string, t format.Tail, p verify.Problem) { j.problem(p) }
 
 func (j *jsonRenderer) fileEnd(p string, batches, records int64, t format.Tail) {
 	l := ndjson.Int(j.begin("summary", p), "batches", batches)

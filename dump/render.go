@@ -1,6 +1,9 @@
 package dump
 
-import "github.com/klog-dev/klog/format"
+import (
+	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/verify"
+)
 
 // renderer is one output form of a dump: kafka-dump-log text or NDJSON.
 type renderer interface {
@@ -15,8 +18,8 @@ type renderer interface {
 	batchPrefixOnly(b *format.Batch)
 	// record returns the error of a control record Kafka cannot decode.
 	record(b *format.Batch, r *format.Record) error
-	problem(p Problem)
-	trailing(name string, t format.Tail, p Problem)
+	problem(p verify.Problem)
+	trailing(name string, t format.Tail, p verify.Problem)
 	fileEnd(path string, batches, records int64, t format.Tail)
 	flush() error
 

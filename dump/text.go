@@ -8,6 +8,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internaltopic"
+	"github.com/klog-dev/klog/verify"
 )
 
 // textRenderer writes kafka-dump-log 4.3.1's exact lines. Every literal
@@ -336,10 +337,10 @@ func appendVotersJSON(l []byte, m *format.Voters) []byte {
 	return append(l, "]}"...)
 }
 
-func (t *textRenderer) problem(p Problem) {}
+func (t *textRenderer) problem(p verify.Problem) {}
 
 // trailing: printTrailingBytes.
-func (t *textRenderer) trailing(name string, tail format.Tail, _ Problem) {
+func (t *textRenderer) trailing(name string, tail format.Tail, _ verify.Problem) {
 	l := append(t.line[:0], "Found "...)
 	l = strconv.AppendInt(l, tail.Bytes, 10)
 	l = append(l, " invalid bytes at the end of "...)

@@ -19,9 +19,6 @@ import (
 // bytes without looking at them.
 func Checksum(b []byte) uint32 { return format.ChecksumC(b) }
 
-// CorruptRecordError is a batch whose stored CRC does not match its bytes.
-type CorruptRecordError = format.CorruptRecordError
-
 // RecordExceedsMaxBytesError: the batch at Offset is RecordBytes long and the
 // fetch's MaxBytes cannot hold it, so no response can deliver it (the stall
 // before KIP-74; raise MaxBytes to proceed).
@@ -234,7 +231,7 @@ func (c *Consumer) request() Request {
 // position past them. A response that ends inside a batch leaves the
 // position at that batch, so a retry with larger MaxBytes reads it; a
 // response with no whole batch at all is a RecordExceedsMaxBytesError. A
-// corrupt batch is a *CorruptRecordError and the position stays before it.
+// corrupt batch is a *format.CorruptRecordError and the position stays before it.
 //
 // A position out of range (retention deleted it, the log was truncated)
 // is reset as ConsumerConfig.Reset says, as Kafka's consumer does on
@@ -376,7 +373,7 @@ func (c *Consumer) decode(f *Fetched) error {
 		}
 		if !b.Valid() {
 			// The records before it are delivered; the position stops here.
-			return fmt.Errorf("%w (at position %d)", &CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}, b.Pos)
+			return fmt.Errorf("%w (at position %d)", &format.CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}, b.Pos)
 		}
 		whole++
 		if err := c.decodeBatch(b, &aborts); err != nil {

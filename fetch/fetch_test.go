@@ -286,7 +286,7 @@ func TestCorruptRecordError(t *testing.T) {
 	os.WriteFile(p, data, 0o644)
 	c, _ := NewConsumer(dir, dfltc(ConsumerConfig{}))
 	var got []int64
-	var cerr *CorruptRecordError
+	var cerr *format.CorruptRecordError
 	for r, err := range c.Records(context.Background()) {
 		if err != nil {
 			if !errors.As(err, &cerr) {
@@ -297,7 +297,7 @@ func TestCorruptRecordError(t *testing.T) {
 		got = append(got, r.Offset)
 	}
 	if cerr == nil || cerr.Offset != 3 || cerr.Stored == cerr.Computed {
-		t.Fatalf("want CorruptRecordError at offset 3, got %+v", cerr)
+		t.Fatalf("want format.CorruptRecordError at offset 3, got %+v", cerr)
 	}
 	if len(got) != 3 || c.Position() != 3 {
 		t.Errorf("delivered %v, position %d", got, c.Position())

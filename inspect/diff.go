@@ -144,7 +144,7 @@ type DiffReplica struct {
 	Problems []string `json:"problems"`
 	// findings are the Problems the data is at fault for (Findings),
 	// troubles counts the others (a read error, a file that shrank).
-	findings []ViewProblem
+	findings []verify.Problem
 	troubles int
 
 	hw      int64
@@ -212,7 +212,7 @@ type diffLog struct {
 	err  error // set by the reader before it closes ch
 	// problem is err as a finding, when the data is at fault (a header
 	// the scan rejects, a torn last batch), not the reading.
-	problem *ViewProblem
+	problem *verify.Problem
 	ended   bool
 }
 
@@ -975,7 +975,7 @@ func quoteBytes(b []byte) string {
 // Problems that are not the data's (a read error, a file that shrank while
 // read, records that could not be read again for --records). A zero-filled
 // tail (a preallocated segment) is neither.
-func (r *DiffReport) Findings() (n int, first *ViewProblem, trouble bool) {
+func (r *DiffReport) Findings() (n int, first *verify.Problem, trouble bool) {
 	for i := range r.Replicas {
 		rp := &r.Replicas[i]
 		if first == nil && len(rp.findings) > 0 {

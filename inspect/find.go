@@ -121,7 +121,7 @@ type FindResult struct {
 	Batch  *FindBatch  `json:"batch"`
 	Record *FindRecord `json:"record"`
 	// Problems are index entries that do not describe the log: findings.
-	Problems []ViewProblem `json:"problems"`
+	Problems []verify.Problem `json:"problems"`
 	// LogBytesRead and IndexBytesRead count the bytes read from .log files
 	// and from .index/.timeindex files.
 	LogBytesRead   int64 `json:"logBytesRead"`
@@ -246,7 +246,7 @@ func FindContext(ctx context.Context, d *partition.Dir, q FindQuery, opts FindOp
 		f.opts.Open = openFindFile
 	}
 	f.rr.Decompressor.MaxBytes = opts.MaxDecompressedBytes
-	f.res = &FindResult{Type: "find", Dir: d.Path, Problems: []ViewProblem{}, Lookups: []FindLookup{}}
+	f.res = &FindResult{Type: "find", Dir: d.Path, Problems: []verify.Problem{}, Lookups: []FindLookup{}}
 	var segs []partition.Segment
 	for _, s := range d.Segments {
 		if s.Log != "" {
@@ -434,7 +434,7 @@ func (f *findState) closeLog(sr *findSegment, lk *FindLookup) {
 }
 
 func (f *findState) problem(path string, kind verify.Kind, pos, offset int64, msg string) {
-	f.res.Problems = append(f.res.Problems, ViewProblem{Path: path, Kind: kind, Position: pos, Offset: offset, Message: msg})
+	f.res.Problems = append(f.res.Problems, verify.Problem{Path: path, Kind: kind, Position: pos, Offset: offset, Message: msg})
 }
 
 // startAt positions the scanner at the index entry and checks the entry:

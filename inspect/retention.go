@@ -14,6 +14,7 @@ import (
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Retention forecasts the broker's retention decision for a partition
@@ -352,7 +353,7 @@ func retentionSegment(s partition.Segment, opts RetentionOptions, last bool) (Re
 // when that holds back time retention (HeldByFuture), and returns the
 // first as a problem: the file and byte position its age was read from
 // (position -1 for a modification time) and its base offset.
-func (rep *RetentionReport) Findings() (n int, first *ViewProblem) {
+func (rep *RetentionReport) Findings() (n int, first *verify.Problem) {
 	if _, held := rep.HeldByFuture(); !held {
 		return 0, nil
 	}
@@ -362,7 +363,7 @@ func (rep *RetentionReport) Findings() (n int, first *ViewProblem) {
 			continue
 		}
 		if n++; first == nil {
-			first = &ViewProblem{Path: s.agePath, Position: s.agePos, Offset: s.BaseOffset,
+			first = &verify.Problem{Path: s.agePath, Position: s.agePos, Offset: s.BaseOffset,
 				Message: "largest timestamp " + i64(s.LargestTimestamp) + " (" + s.AgeSource + ") is after now (" + i64(rep.Summary.Now) +
 					"): time retention is held back from here on (KAFKA-20609)"}
 		}

@@ -22,11 +22,6 @@ import (
 // segments.go, stats.go and find.go are klog's own and never
 // kafka-dump-log compatible.
 
-// ViewProblem is a finding of one of klog's views (segments, stats, find):
-// Path is the file, Position a byte position in it, Offset a Kafka offset
-// or -1. Kind is one of the verify.Kind* names.
-type ViewProblem = verify.Problem
-
 // viewISO renders epoch ms as ISO-8601 UTC with milliseconds; "" for the
 // NoTimestamp value and other negatives.
 func viewISO(ms int64) string {
@@ -78,7 +73,7 @@ type PartitionSegments struct {
 // to 2, data the scan rejects, a torn or garbage tail, undecodable legacy
 // wrappers, index problems, offsets overlapping an earlier segment), and
 // returns the first in the order they are printed (nil for none).
-func (p *PartitionSegments) Findings() (n int, first *ViewProblem) {
+func (p *PartitionSegments) Findings() (n int, first *verify.Problem) {
 	for i := range p.Segments {
 		s := &p.Segments[i]
 		if first == nil && len(s.Problems) > 0 {
@@ -143,7 +138,7 @@ type SegmentRow struct {
 	Tail      string `json:"tail"`
 	TailBytes int64  `json:"tailBytes"`
 	// Problems are the index findings and what stopped the log scan.
-	Problems []ViewProblem `json:"problems"`
+	Problems []verify.Problem `json:"problems"`
 }
 
 // Segments builds the segment table of the partition directory dir: every
@@ -186,7 +181,7 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 		}
 		row := SegmentRow{Type: "segment", Dir: dir, Topic: ps.Topic, Partition: ps.Partition, Log: s.Log, BaseOffset: s.BaseOffset,
 			FirstOffset: -1, LastOffset: -1, MinTimestamp: -1, MaxTimestamp: -1, Codecs: []string{},
-			IndexEntries: -1, TimeIndexEntries: -1, Tail: format.TailNone.String(), Problems: []ViewProblem{}}
+			IndexEntries: -1, TimeIndexEntries: -1, Tail: format.TailNone.String(), Problems: []verify.Problem{}}
 		if s.Log != "" {
 			if err := sc.scanFile(&row); err != nil {
 				return nil, err
@@ -212,7 +207,7 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 					continue
 				}
 				*ix.problems++
-				row.Problems = append(row.Problems, ViewProblem{Path: ix.path, Kind: p.Kind, Position: p.Position, Offset: p.Offset, Message: p.Message})
+				row.Problems = append(row.Problems, verify.Problem{Path: ix.path, Kind: p.Kind, Position: p.Position, Offset: p.Offset, Message: p.Message})
 			}
 		}
 		switch n := row.IndexProblems + row.TimeIndexProblems; {
@@ -232,7 +227,7 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 				row.GapBefore = row.FirstOffset - prevLast - 1
 			case row.FirstOffset <= prevLast:
 				row.OverlapBefore = min(row.LastOffset, prevLast) - row.FirstOffset + 1
-				row.Problems = append(row.Problems, ViewProblem{Path: s.Log, Kind: verify.KindSegmentOverlap, Offset: row.FirstOffset,
+				row.Problems = append(row.Problems, verify.Problem{Path: s.Log, Kind: verify.KindSegmentOverlap, Offset: row.FirstOffset,
 					Message: "offsets " + viewItoa(row.FirstOffset) + ".." + viewItoa(min(row.LastOffset, prevLast)) + " are also in an earlier segment (which ends at " + viewItoa(prevLast) + ")"})
 			}
 			prevLast = max(prevLast, row.LastOffset)
@@ -286,7 +281,7 @@ func (s *segScanner) scan(r io.ReaderAt, size int64, row *SegmentRow) error {
 			}
 			// A zero tail is a preallocated segment, not damage.
 			if !s.sc.Done() || s.sc.Tail().Kind != format.TailZeros {
-				row.Problems = append(row.Problems, ViewProblem{Path: row.Log, Kind: viewScanProblemKind(pe), Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
+				row.Problems = append(row.Problems, verify.Problem{Path: row.Log, Kind: viewScanProblemKind(pe), Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
 			}
 			if s.sc.Done() {
 				break
@@ -345,13 +340,13 @@ func (s *segScanner) legacyRecords(b *format.Batch, row *SegmentRow) (first, n i
 	}
 	first = b.BaseOffset
 	if err := s.rr.Reset(b); err != nil {
-		row.Problems = append(row.Problems, ViewProblem{Path: row.Log, Kind: verify.KindDecompress, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+		row.Problems = append(row.Problems, verify.Problem{Path: row.Log, Kind: verify.KindDecompress, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
 		return first, 0
 	}
 	for {
 		if err := s.rr.Next(&s.rec); err != nil {
 			if !errors.Is(err, io.EOF) {
-				row.Problems = append(row.Problems, ViewProblem{Path: row.Log, Kind: verify.KindRecordDecode, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+				row.Problems = append(row.Problems, verify.Problem{Path: row.Log, Kind: verify.KindRecordDecode, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
 			}
 			return first, n
 		}

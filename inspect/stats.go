@@ -110,8 +110,8 @@ type StatsReport struct {
 	// other than 0 to 2, unreadable batches,
 	// undecompressable records, bytes after the last batch); ProblemCount
 	// counts them all. Any problem makes `klog stats` exit 1.
-	Problems     []ViewProblem `json:"problems"`
-	ProblemCount int           `json:"problemCount"`
+	Problems     []verify.Problem `json:"problems"`
+	ProblemCount int              `json:"problemCount"`
 }
 
 // Distribution summarises a set of non-negative integers; see the file
@@ -319,7 +319,7 @@ func newStatsCollector(opts StatsOptions) *statsCollector {
 	return c
 }
 
-func (c *statsCollector) problem(p ViewProblem) {
+func (c *statsCollector) problem(p verify.Problem) {
 	c.rep.ProblemCount++
 	if len(c.rep.Problems) < maxStatsProblems {
 		c.rep.Problems = append(c.rep.Problems, p)
@@ -360,7 +360,7 @@ func (c *statsCollector) add(path string, r io.ReaderAt, size int64) error {
 			}
 			// A zero tail is a preallocated segment, not damage.
 			if !c.sc.Done() || c.sc.Tail().Kind != format.TailZeros {
-				c.problem(ViewProblem{Path: path, Kind: viewScanProblemKind(pe), Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
+				c.problem(verify.Problem{Path: path, Kind: viewScanProblemKind(pe), Position: pe.Pos, Offset: pe.Offset, Message: pe.Error()})
 			}
 			if c.sc.Done() {
 				break
@@ -401,7 +401,7 @@ func (c *statsCollector) batch(path string, b *format.Batch) {
 			c.buf = out[:0]
 			if err != nil {
 				ok = false
-				c.problem(ViewProblem{Path: path, Kind: verify.Classify(err, verify.StageDecompress), Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+				c.problem(verify.Problem{Path: path, Kind: verify.Classify(err, verify.StageDecompress), Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
 			}
 			decoded = int64(len(out))
 		}
@@ -411,7 +411,7 @@ func (c *statsCollector) batch(path string, b *format.Batch) {
 		stored = statsLegacyValueLen(b)
 		if err := c.rr.Reset(b); err != nil {
 			ok = false
-			c.problem(ViewProblem{Path: path, Kind: verify.KindDecompress, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+			c.problem(verify.Problem{Path: path, Kind: verify.KindDecompress, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
 			break
 		}
 		for {
@@ -419,7 +419,7 @@ func (c *statsCollector) batch(path string, b *format.Batch) {
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					ok = false
-					c.problem(ViewProblem{Path: path, Kind: verify.KindRecordDecode, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
+					c.problem(verify.Problem{Path: path, Kind: verify.KindRecordDecode, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
 				}
 				break
 			}
@@ -576,7 +576,7 @@ func (c *statsCollector) report() *StatsReport {
 		r.Hours = append(r.Hours, HourStats{Hour: statsISOHour(h * msPerHour), HourMs: h * msPerHour, Batches: a.batches, Bytes: a.bytes})
 	}
 	if r.Problems == nil {
-		r.Problems = []ViewProblem{}
+		r.Problems = []verify.Problem{}
 	}
 	return &r
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/klog-dev/klog/dump"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/klog-dev/klog/dump"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/verify"

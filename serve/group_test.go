@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -145,7 +146,7 @@ func TestKgoGroupRestartResume(t *testing.T) {
 		t.Fatal("no __consumer_offsets partition in the state dir")
 	}
 	var out, errb bytes.Buffer
-	if _, err := dump.Run(logs, dump.Options{Decoder: dump.DecoderOffsets, MaxBytes: -1}, &out, &errb); err != nil {
+	if _, err := dump.Run(logs, dump.Options{Decoder: internaltopic.Offsets, MaxBytes: -1}, &out, &errb); err != nil {
 		t.Fatal(err, errb.String())
 	}
 	if !strings.Contains(out.String(), `"group":"g-range","topic":"multi","partition":0}`) || !strings.Contains(out.String(), `{"version":"3","data":{"offset":59,`) ||

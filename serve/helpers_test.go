@@ -22,6 +22,7 @@ import (
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -158,7 +159,7 @@ func dumpRecords(t testing.TB, partDir string) []rec {
 	var out bytes.Buffer
 	var errb bytes.Buffer
 	if _, err := dump.Run(logs, dump.Options{JSON: true, Deep: true, PrintData: true, MaxBytes: -1,
-		KeyEncoding: dump.EncodingHex, ValueEncoding: dump.EncodingHex}, &out, &errb); err != nil {
+		KeyEncoding: ndjson.EncodingHex, ValueEncoding: ndjson.EncodingHex}, &out, &errb); err != nil {
 		t.Fatalf("dump: %v %s", err, errb.String())
 	}
 	var recs []rec

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -51,7 +50,7 @@ const (
 	// replication-offset-checkpoint. Problem says what and where.
 	TypeCorrupt Type = "corrupt"
 	// TypeError is trouble that is not in the data: a partition directory
-	// that appeared but could not be watched (see WatchLimitError) or read.
+	// that appeared but could not be watched (see partition.WatchLimitError) or read.
 	// The tail goes on with the others. Problem.Message says what.
 	TypeError Type = "error"
 )
@@ -105,8 +104,10 @@ type Event struct {
 	RenamedTo string `json:"renamedTo,omitempty"`
 	// Partial describes a TypePartial event's incomplete batch.
 	Partial *Partial `json:"partial,omitempty"`
-	// Problem describes a TypeCorrupt or TypeError event.
-	Problem *Problem `json:"problem,omitempty"`
+	// Problem is what a TypeCorrupt or TypeError event found: a kind for
+	// data the tail cannot read (TypeCorrupt), none for trouble outside
+	// the data (TypeError).
+	Problem *verify.Problem `json:"problem,omitempty"`
 }
 
 // BatchInfo is a batch's header in Kafka's names, for the JSON form.
@@ -162,12 +163,3 @@ type Partial struct {
 	HaveBytes int64 `json:"haveBytes"`
 	WantBytes int64 `json:"wantBytes"`
 }
-
-// Problem is what a TypeCorrupt or TypeError event found: verify's problem
-// type, with a kind for data the tail cannot read (TypeCorrupt) and none
-// for trouble outside the data (TypeError).
-type Problem = verify.Problem
-
-// WatchLimitError is inotify refusing a watch or an instance; see
-// partition.WatchLimitError.
-type WatchLimitError = partition.WatchLimitError

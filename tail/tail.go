@@ -33,6 +33,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 )
 
 // Options configures a tail.
@@ -57,7 +58,7 @@ type Options struct {
 // Run tails paths, each a partition directory or a log directory (every
 // partition in it, including ones that appear later), sending events until
 // ctx is done. It returns nil when ctx ends, or the error that stopped it
-// (a path that cannot be read or watched; see WatchLimitError). Events are
+// (a path that cannot be read or watched; see partition.WatchLimitError). Events are
 // sent in order, one goroutine; a slow receiver holds the tail back, it
 // loses nothing. Run closes events when it returns.
 func Run(ctx context.Context, paths []string, opts Options, events chan<- Event) error {
@@ -123,10 +124,8 @@ type tailer struct {
 type logDir struct {
 	path string
 	all  bool
-	hw   map[topicPartition]int64
+	hw   map[partition.TopicPartition]int64
 }
-
-type topicPartition = partition.TopicPartition
 
 func (t *tailer) start(paths []string) error {
 	type pending struct {
@@ -225,7 +224,7 @@ func (ld *logDir) lookup(p *part) int64 {
 	if p.partition < 0 {
 		return -1
 	}
-	if v, ok := ld.hw[topicPartition{Topic: p.topic, Partition: p.partition}]; ok {
+	if v, ok := ld.hw[partition.TopicPartition{Topic: p.topic, Partition: p.partition}]; ok {
 		return v
 	}
 	return -1
@@ -233,12 +232,12 @@ func (ld *logDir) lookup(p *part) int64 {
 
 // readHW reads a log dir's replication-offset-checkpoint; a missing or
 // unreadable file is an empty map.
-func readHW(dir string) map[topicPartition]int64 {
+func readHW(dir string) map[partition.TopicPartition]int64 {
 	m, _ := readHWErr(dir)
 	return m
 }
 
-func readHWErr(dir string) (map[topicPartition]int64, error) {
+func readHWErr(dir string) (map[partition.TopicPartition]int64, error) {
 	return partition.HighWatermarks(dir)
 }
 
@@ -408,7 +407,7 @@ func (t *tailer) appeared(dir string, ld *logDir) {
 // trouble reports a partition the tail cannot follow.
 func (t *tailer) trouble(p *part, err error) {
 	ev := t.event(p, TypeError)
-	ev.Problem = &Problem{Position: -1, Offset: -1, Message: err.Error()}
+	ev.Problem = &verify.Problem{Position: -1, Offset: -1, Message: err.Error()}
 	t.emit(ev)
 }
 
@@ -505,7 +504,7 @@ func (t *tailer) reloadHW(ld *logDir) {
 	if err != nil {
 		now := t.now().UTC()
 		ev := Event{Type: TypeCorrupt, Time: now, Timestamp: now.UnixMilli(), Dir: ld.path, Partition: -1, HighWatermark: -1,
-			Problem: &Problem{Position: -1, Offset: -1, Message: filepath.Join(ld.path, partition.ReplicationCheckpoint) + ": " + err.Error()}}
+			Problem: &verify.Problem{Position: -1, Offset: -1, Message: filepath.Join(ld.path, partition.ReplicationCheckpoint) + ": " + err.Error()}}
 		t.emit(ev)
 		return
 	}

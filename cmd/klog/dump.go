@@ -11,6 +11,7 @@ import (
 
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/extdecode"
+	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/urfave/cli/v2"
 )
@@ -134,10 +135,10 @@ func runDump(c *cli.Context) error {
 		MaxMessageSize:     c.Int(maxMsgFlag.Name),
 	}
 	var err error
-	if opts.KeyEncoding, err = dump.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
+	if opts.KeyEncoding, err = ndjson.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
 		return usageError("dump: --key-encoding: %v", err)
 	}
-	if opts.ValueEncoding, err = dump.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
+	if opts.ValueEncoding, err = ndjson.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
 		return usageError("dump: --value-encoding: %v", err)
 	}
 	if opts.Filter, err = dumpFilter(c, files); err != nil {
@@ -191,15 +192,15 @@ func dumpDecoders(c *cli.Context, opts *dump.Options) (stop func() error, err er
 	stop = func() error { return nil }
 	switch {
 	case c.Bool(offsetsDecoderFlag.Name):
-		opts.Decoder = dump.DecoderOffsets
+		opts.Decoder = internaltopic.Offsets
 	case c.Bool(txnLogDecoderFlag.Name):
-		opts.Decoder = dump.DecoderTransactionLog
+		opts.Decoder = internaltopic.TransactionLog
 	case c.Bool(clusterMetadataFlag.Name):
-		opts.Decoder = dump.DecoderClusterMetadata
+		opts.Decoder = internaltopic.ClusterMetadata
 	case c.Bool(remoteLogFlag.Name):
-		opts.Decoder = dump.DecoderRemoteLog
+		opts.Decoder = internaltopic.RemoteLog
 	case c.Bool(shareStateFlag.Name):
-		opts.Decoder = dump.DecoderShareGroupState
+		opts.Decoder = internaltopic.ShareGroupState
 	}
 	for _, f := range []*optionalStringFlag{keyDecoderClassFlag, valueDecoderClassFlag} {
 		if c.IsSet(f.Name) {
@@ -219,7 +220,7 @@ func dumpDecoders(c *cli.Context, opts *dump.Options) (stop func() error, err er
 		return stop, usageError("dump: --value-decoder-cmd is empty")
 	case opts.ValueDecoderClass != nil:
 		return stop, usageError("dump: --value-decoder-cmd and --value-decoder-class exclude each other")
-	case opts.Decoder != dump.DecoderNone:
+	case opts.Decoder != internaltopic.None:
 		return stop, usageError("dump: --value-decoder-cmd and --%s exclude each other", opts.Decoder)
 	case c.IsSet(valueEncFlag.Name):
 		return stop, usageError("dump: --value-decoder-cmd and --value-encoding exclude each other")

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 )
 
 func TestParseTime(t *testing.T) {
@@ -112,8 +112,8 @@ func TestParseIsolation(t *testing.T) {
 func TestCompletionChoicesParse(t *testing.T) {
 	parsers := map[string]func(string) error{
 		"isolation":      func(s string) error { _, err := parseIsolation(s); return err },
-		"key-encoding":   func(s string) error { _, err := dump.ParseEncoding(s); return err },
-		"value-encoding": func(s string) error { _, err := dump.ParseEncoding(s); return err },
+		"key-encoding":   func(s string) error { _, err := ndjson.ParseEncoding(s); return err },
+		"value-encoding": func(s string) error { _, err := ndjson.ParseEncoding(s); return err },
 		"offset":         func(s string) error { _, err := parseOffset(s); return err },
 		"from-offset":    func(s string) error { _, err := parseOffset(s); return err },
 		"to-offset":      func(s string) error { _, err := parseOffset(s); return err },

@@ -198,7 +198,7 @@ func metadataExit(c *cli.Context, im *kraft.Image, missing int) error {
 		fmt.Fprintf(c.App.ErrWriter, "klog: metadata: %s: offset %d: %s%s\n", strings.TrimSpace(pr.File), pr.Offset, pr.Message, more)
 	}
 	if im.ProblemCount > 0 || missing > 0 {
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }

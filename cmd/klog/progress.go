@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -185,18 +184,4 @@ func (p *progress) finish() {
 func isTerminal(w io.Writer) bool {
 	f, ok := osFile(w)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// humanBytes renders n in IEC units with one decimal: 1.0 GiB, 512 B.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + "KMGTPE"[exp:exp+1] + "iB"
 }

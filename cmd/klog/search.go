@@ -52,9 +52,9 @@ func runSearch(c *cli.Context) error {
 	}
 	switch {
 	case len(probs) > 0:
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	case st.Matches == 0:
-		return &exitError{code: ExitFindings, msg: fmt.Sprintf("find: no record matches (%d partitions, %d records examined)", st.Partitions, st.RecordsExamined)}
+		return findingsError("find: no record matches (%d partitions, %d records examined)", st.Partitions, st.RecordsExamined)
 	}
 	return nil
 }

@@ -2,24 +2,15 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"time"
 
-	"github.com/klog-dev/klog/dump"
-	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/tail"
-	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
 
@@ -77,26 +68,26 @@ func tailOptions(c *cli.Context) (tail.Options, error) {
 }
 
 // newTailRenderer is the renderer the flags ask for.
-func newTailRenderer(c *cli.Context, out *bufio.Writer) (tailRenderer, error) {
+func newTailRenderer(c *cli.Context, out *bufio.Writer) (tail.Renderer, error) {
 	switch {
 	case c.Bool(tailJSONFlag.Name):
 		opts, err := recordOptions(c, true)
 		if err != nil {
 			return nil, err
 		}
-		return newTailJSON(out, c.Bool(tailDataFlag.Name), opts), nil
+		return tail.NewJSON(out, c.Bool(tailDataFlag.Name), opts), nil
 	case c.Bool(tailTableFlag.Name):
-		return newTailTable(out, isTerminal(c.App.Writer)), nil
+		return tail.NewTable(out, isTerminal(c.App.Writer), func() int { return terminalWidth(c.App.Writer) }), nil
 	}
-	return &tailText{w: out, data: c.Bool(tailDataFlag.Name)}, nil
+	return tail.NewText(out, c.Bool(tailDataFlag.Name)), nil
 }
 
 // pumpTail renders events until the channel closes (flushing whenever it
 // is drained) and, for the table, redraws on a ticker. The first write
 // error cancels the tail; events are drained until Run returns.
-func pumpTail(events <-chan tail.Event, r tailRenderer, out *bufio.Writer, cancel context.CancelFunc) error {
+func pumpTail(events <-chan tail.Event, r tail.Renderer, out *bufio.Writer, cancel context.CancelFunc) error {
 	var tick <-chan time.Time
-	if _, ok := r.(*tailTable); ok {
+	if r.Redraws() {
 		t := time.NewTicker(tableRefresh)
 		defer t.Stop()
 		tick = t.C
@@ -111,7 +102,7 @@ func pumpTail(events <-chan tail.Event, r tailRenderer, out *bufio.Writer, cance
 			if werr != nil {
 				continue // drain until Run returns
 			}
-			werr = r.event(ev)
+			werr = r.Event(ev)
 			if werr == nil && len(events) == 0 {
 				werr = out.Flush()
 			}
@@ -120,7 +111,7 @@ func pumpTail(events <-chan tail.Event, r tailRenderer, out *bufio.Writer, cance
 			}
 		case now := <-tick:
 			if werr == nil {
-				if werr = r.tick(now); werr == nil {
+				if werr = r.Tick(now); werr == nil {
 					werr = out.Flush()
 				}
 				if werr != nil {
@@ -171,7 +162,7 @@ func runTail(c *cli.Context) error {
 	werr := pumpTail(events, r, out, cancel)
 	err = <-done
 	if werr == nil {
-		werr = r.close()
+		werr = r.Close()
 		if ferr := out.Flush(); werr == nil {
 			werr = ferr
 		}
@@ -206,449 +197,4 @@ func existingPaths(w io.Writer, cmd string, paths []string) (kept []string, miss
 		kept = append(kept, p)
 	}
 	return kept, missing
-}
-
-// tailRenderer is one output form of klog tail.
-type tailRenderer interface {
-	event(ev tail.Event) error
-	tick(now time.Time) error
-	close() error
-}
-
-// partitionLabel is the partition directory's name: topic-partition.
-func partitionLabel(ev *tail.Event) string { return filepath.Base(ev.Dir) }
-
-// tailText prints one line per event, prefixed with the partition; batches
-// as kafka-dump-log prints them.
-type tailText struct {
-	w    *bufio.Writer
-	data bool
-	line []byte
-	rr   format.RecordReader
-	rec  format.Record
-}
-
-func (t *tailText) tick(time.Time) error { return nil }
-func (t *tailText) close() error         { return nil }
-
-func (t *tailText) event(ev tail.Event) error {
-	prefix := partitionLabel(&ev) + ": "
-	l := append(t.line[:0], prefix...)
-	switch ev.Type {
-	case tail.TypeState, tail.TypePartitionAdded, tail.TypePartitionRemoved:
-		l = appendPartitionLine(l, &ev)
-	case tail.TypeBatch:
-		l = dump.AppendBatchLine(l, ev.Batch)
-		l = l[:len(l)-1] // the newline comes below
-		if t.data {
-			var err error
-			if l, err = t.records(l, prefix, ev.Batch); err != nil {
-				return err
-			}
-		}
-	case tail.TypeLogEndOffset, tail.TypeHighWatermark:
-		l = appendOffsetsLine(l, &ev)
-	case tail.TypeRoll, tail.TypeSegmentDeleted, tail.TypeTruncated, tail.TypePartial:
-		l = appendSegmentLine(l, &ev)
-	case tail.TypeCorrupt, tail.TypeError:
-		l = appendProblemLine(l, &ev)
-	default:
-		l = append(l, ev.Type...)
-	}
-	l = append(l, '\n')
-	t.line = l
-	_, err := t.w.Write(l)
-	return err
-}
-
-// appendPartitionLine: a partition's state, appearance or disappearance.
-func appendPartitionLine(l []byte, ev *tail.Event) []byte {
-	if ev.Type == tail.TypePartitionRemoved {
-		l = append(l, "partition disappeared (last logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		return append(l, ')')
-	}
-	if ev.Type == tail.TypePartitionAdded {
-		l = append(l, "partition appeared: "...)
-	}
-	l = append(l, "logStartOffset: "...)
-	l = strconv.AppendInt(l, ev.LogStartOffset, 10)
-	l = append(l, " logEndOffset: "...)
-	l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-	l = appendHW(l, ev)
-	l = append(l, " segments: "...)
-	l = strconv.AppendInt(l, int64(ev.Segments), 10)
-	if ev.Segment != "" {
-		l = append(l, " activeSegment: "...)
-		l = append(l, ev.Segment...)
-	}
-	return l
-}
-
-// appendOffsetsLine: a log end offset or high watermark change.
-func appendOffsetsLine(l []byte, ev *tail.Event) []byte {
-	if ev.Type == tail.TypeLogEndOffset {
-		l = append(l, "logEndOffset: "...)
-		l = appendChange(l, ev.Change)
-		return appendHW(l, ev)
-	}
-	l = append(l, "highWatermark: "...)
-	l = appendChange(l, ev.Change)
-	l = append(l, " logEndOffset: "...)
-	l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-	return appendGap(l, ev)
-}
-
-// appendSegmentLine: a roll, a deleted or truncated segment, or a batch
-// still being written.
-func appendSegmentLine(l []byte, ev *tail.Event) []byte {
-	switch ev.Type {
-	case tail.TypeRoll:
-		l = append(l, "segment rolled: "...)
-		l = append(l, ev.Segment...)
-		l = append(l, " logEndOffset: "...)
-		l = strconv.AppendInt(l, ev.LogEndOffset, 10)
-		l = append(l, " segments: "...)
-		l = strconv.AppendInt(l, int64(ev.Segments), 10)
-	case tail.TypeSegmentDeleted:
-		l = append(l, "segment deleted: "...)
-		l = append(l, ev.Segment...)
-		if ev.RenamedTo != "" {
-			l = append(l, " (renamed to "...)
-			l = append(l, ev.RenamedTo...)
-			l = append(l, ')')
-		}
-		l = append(l, " logStartOffset: "...)
-		l = strconv.AppendInt(l, ev.LogStartOffset, 10)
-		l = append(l, " segments: "...)
-		l = strconv.AppendInt(l, int64(ev.Segments), 10)
-	case tail.TypeTruncated:
-		l = append(l, "truncated: "...)
-		l = append(l, ev.Segment...)
-		if tr := ev.Truncation; tr != nil {
-			l = append(l, " shrank from "...)
-			l = strconv.AppendInt(l, tr.PrevSizeBytes, 10)
-			l = append(l, " to "...)
-			l = strconv.AppendInt(l, tr.SizeBytes, 10)
-			l = append(l, " bytes"...)
-		}
-		l = append(l, ", logEndOffset: "...)
-		l = appendChange(l, ev.Change)
-		l = appendHW(l, ev)
-	case tail.TypePartial:
-		if p := ev.Partial; p != nil {
-			l = append(l, "waiting for the rest of the batch at position "...)
-			l = strconv.AppendInt(l, p.Position, 10)
-			l = append(l, " of "...)
-			l = append(l, ev.Segment...)
-			l = append(l, ": "...)
-			l = strconv.AppendInt(l, p.HaveBytes, 10)
-			if p.WantBytes > 0 {
-				l = append(l, " of "...)
-				l = strconv.AppendInt(l, p.WantBytes, 10)
-			}
-			l = append(l, " bytes written"...)
-		}
-	}
-	return l
-}
-
-// appendProblemLine: data the tail cannot read, or trouble.
-func appendProblemLine(l []byte, ev *tail.Event) []byte {
-	l = append(l, ev.Type...)
-	l = append(l, ": "...)
-	if ev.Segment != "" {
-		l = append(l, ev.Segment...)
-		l = append(l, ' ')
-	}
-	if p := ev.Problem; p != nil {
-		if p.Position >= 0 {
-			l = append(l, "position "...)
-			l = strconv.AppendInt(l, p.Position, 10)
-			l = append(l, ": "...)
-		}
-		l = append(l, p.Message...)
-	}
-	return l
-}
-
-// records appends the batch's record lines (each on its own line after
-// the prefix); a record Kafka cannot decode ends the list with a note.
-func (t *tailText) records(l []byte, prefix string, b *format.Batch) ([]byte, error) {
-	if err := t.rr.Reset(b); err != nil {
-		l = append(l, '\n')
-		l = append(l, prefix...)
-		return append(l, "records: "+err.Error()...), nil
-	}
-	for {
-		err := t.rr.Next(&t.rec)
-		if err == io.EOF {
-			return l, nil
-		}
-		l = append(l, '\n')
-		l = append(l, prefix...)
-		if err != nil {
-			return append(l, "records: "+err.Error()...), nil
-		}
-		var rerr error
-		l, rerr = dump.AppendRecordLine(l, b, &t.rec, true)
-		if rerr != nil {
-			l = append(l, " (undecodable control record: "+rerr.Error()+")"...)
-		} else {
-			l = l[:len(l)-1]
-		}
-	}
-}
-
-func appendChange(l []byte, c *tail.Change) []byte {
-	if c == nil {
-		return l
-	}
-	l = appendOffset(l, c.From)
-	l = append(l, " -> "...)
-	return appendOffset(l, c.To)
-}
-
-func appendOffset(l []byte, v int64) []byte {
-	if v < 0 {
-		return append(l, "none"...)
-	}
-	return strconv.AppendInt(l, v, 10)
-}
-
-func appendHW(l []byte, ev *tail.Event) []byte {
-	l = append(l, " highWatermark: "...)
-	if ev.HighWatermark < 0 {
-		return append(l, "unknown (no entry in replication-offset-checkpoint)"...)
-	}
-	l = strconv.AppendInt(l, ev.HighWatermark, 10)
-	return appendGap(l, ev)
-}
-
-// appendGap: "(N records not yet visible to consumers)".
-func appendGap(l []byte, ev *tail.Event) []byte {
-	if ev.HighWatermark < 0 {
-		return l
-	}
-	l = append(l, " ("...)
-	l = strconv.AppendInt(l, ev.Gap, 10)
-	if ev.Gap == 1 {
-		l = append(l, " record"...)
-	} else {
-		l = append(l, " records"...)
-	}
-	return append(l, " not yet visible to consumers)"...)
-}
-
-// tailJSON writes each event as one JSON object per line; with records,
-// ndjson's "record" object per record follows each batch, with the
-// partition's dir, topic and partition.
-type tailJSON struct {
-	enc  *json.Encoder
-	w    *ndjson.Writer
-	data bool
-	rr   format.RecordReader
-}
-
-func newTailJSON(w *bufio.Writer, data bool, opts ndjson.Options) *tailJSON {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &tailJSON{enc: enc, w: ndjson.NewWriter(w, opts), data: data}
-}
-
-func (t *tailJSON) tick(time.Time) error { return nil }
-func (t *tailJSON) close() error         { return t.w.Err() }
-
-func (t *tailJSON) event(ev tail.Event) error {
-	if ev.Type == tail.TypeBatch && ev.Batch != nil {
-		// ndjson's batch object, with the event's partition state.
-		t.w.Batch(ev.Batch, func(l []byte) []byte { return appendEventFields(l, &ev) })
-	} else if err := t.enc.Encode(ev); err != nil { // ev has its "type"
-		return err
-	}
-	if !t.data || ev.Batch == nil {
-		return nil
-	}
-	more := func(l []byte) []byte {
-		l = ndjson.Str(l, "dir", ev.Dir)
-		l = ndjson.Str(l, "topic", ev.Topic)
-		return ndjson.Int(l, "partition", int64(ev.Partition))
-	}
-	var err error
-	for r, rerr := range t.rr.Records(ev.Batch) {
-		if err = rerr; err != nil {
-			break
-		}
-		t.w.Record(ev.Batch, r, more)
-	}
-	if err != nil {
-		p := verify.ProblemAt(err, verify.StageRecords, ev.Batch.Pos, ev.Batch.BaseOffset)
-		p.Path = filepath.Join(ev.Dir, ev.Segment)
-		t.w.Emit(ndjson.End(ndjson.ProblemFields(ndjson.Begin(t.w.Line(), "problem"), &p)))
-	}
-	return t.w.Err()
-}
-
-// appendEventFields writes the fields every tail event has.
-func appendEventFields(l []byte, ev *tail.Event) []byte {
-	l = ndjson.Int(l, "timestamp", ev.Timestamp)
-	l = ndjson.Str(l, "time", ev.Time.Format(time.RFC3339Nano))
-	l = ndjson.Str(l, "dir", ev.Dir)
-	l = ndjson.Str(l, "topic", ev.Topic)
-	l = ndjson.Int(l, "partition", int64(ev.Partition))
-	l = ndjson.Int(l, "logStartOffset", ev.LogStartOffset)
-	l = ndjson.Int(l, "logEndOffset", ev.LogEndOffset)
-	l = ndjson.Int(l, "highWatermark", ev.HighWatermark)
-	l = ndjson.Int(l, "gap", ev.Gap)
-	l = ndjson.Int(l, "segments", int64(ev.Segments))
-	return ndjson.Str(l, "segment", ev.Segment)
-}
-
-// tailTable keeps one row per partition and draws it with tablewriter:
-// in place on a terminal (ANSI home and clear), as plain snapshots
-// otherwise.
-type tailTable struct {
-	w     *bufio.Writer
-	term  bool
-	rows  map[string]*tableRow
-	dirty bool
-	buf   bytes.Buffer
-}
-
-type tableRow struct {
-	label     string
-	leo, hw   int64
-	lastBatch time.Time
-	rate      batchRate
-}
-
-func newTailTable(w *bufio.Writer, term bool) *tailTable {
-	return &tailTable{w: w, term: term, rows: map[string]*tableRow{}}
-}
-
-func (t *tailTable) event(ev tail.Event) error {
-	if ev.Type == tail.TypeCorrupt || ev.Type == tail.TypeError || ev.Type == tail.TypePartial {
-		return nil
-	}
-	if ev.Type == tail.TypePartitionRemoved {
-		delete(t.rows, ev.Dir)
-		t.dirty = true
-		return nil
-	}
-	r := t.rows[ev.Dir]
-	if r == nil {
-		r = &tableRow{label: partitionLabel(&ev)}
-		t.rows[ev.Dir] = r
-	}
-	r.leo, r.hw = ev.LogEndOffset, ev.HighWatermark
-	if ev.Type == tail.TypeBatch {
-		r.lastBatch = ev.Time
-		r.rate.add(ev.Time)
-	}
-	t.dirty = true
-	return nil
-}
-
-// tick redraws when something changed, and on a terminal also while a
-// rate is decaying; a snapshot is printed only when something changed.
-func (t *tailTable) tick(now time.Time) error {
-	active := false
-	for _, r := range t.rows {
-		if t.term && r.rate.recent(now) {
-			active = true
-			break
-		}
-	}
-	if !t.dirty && !active {
-		return nil
-	}
-	return t.draw(now)
-}
-
-func (t *tailTable) close() error {
-	if len(t.rows) == 0 && !t.dirty {
-		return nil
-	}
-	return t.draw(time.Now())
-}
-
-func (t *tailTable) draw(now time.Time) error {
-	t.dirty = false
-	labels := make([]string, 0, len(t.rows))
-	byLabel := make(map[string]*tableRow, len(t.rows))
-	for _, r := range t.rows {
-		labels = append(labels, r.label)
-		byLabel[r.label] = r
-	}
-	sort.Strings(labels)
-	rows := make([][]string, 0, len(labels))
-	for _, l := range labels {
-		r := byLabel[l]
-		hw, gap, last := "-", "-", "-"
-		if r.hw >= 0 {
-			hw, gap = strconv.FormatInt(r.hw, 10), strconv.FormatInt(r.leo-r.hw, 10)
-		}
-		if !r.lastBatch.IsZero() {
-			last = r.lastBatch.UTC().Format("15:04:05.000")
-		}
-		rows = append(rows, []string{l, strconv.FormatInt(r.leo, 10), hw, gap, last,
-			strconv.FormatFloat(r.rate.per(now), 'f', 1, 64)})
-	}
-	t.buf.Reset()
-	if t.term {
-		t.buf.WriteString("\x1b[H\x1b[2J")
-	} else {
-		t.buf.WriteString(now.UTC().Format("2006-01-02T15:04:05.000Z") + "\n")
-	}
-	if err := dump.WriteTable(&dump.StyledWriter{W: &t.buf, Style: dump.TableStyle{MaxWidth: terminalWidth(t.w)}}, tableHeader, rows); err != nil {
-		return fmt.Errorf("table: %w", err)
-	}
-	_, err := t.w.Write(t.buf.Bytes())
-	return err
-}
-
-// tableHeader: tablewriter upper-cases headers and spaces out punctuation
-// ("LEO − HW").
-var tableHeader = []string{"partition", "LEO", "HW", "LEO−HW", "last batch UTC", "batches per sec"}
-
-// batchRate counts batches in one-second buckets over the last
-// rateWindow seconds.
-type batchRate struct {
-	sec [rateWindow]int64
-	n   [rateWindow]int
-}
-
-const rateWindow = 5
-
-func (r *batchRate) add(t time.Time) {
-	s := t.Unix()
-	i := s % rateWindow
-	if r.sec[i] != s {
-		r.sec[i], r.n[i] = s, 0
-	}
-	r.n[i]++
-}
-
-// per is batches per second over the window ending now.
-func (r *batchRate) per(now time.Time) float64 {
-	s := now.Unix()
-	total := 0
-	for i := range r.sec {
-		if r.sec[i] > s-rateWindow && r.sec[i] <= s {
-			total += r.n[i]
-		}
-	}
-	return float64(total) / rateWindow
-}
-
-// recent reports a batch within the window plus a second, so the table
-// is redrawn once more after the rate falls to 0.
-func (r *batchRate) recent(now time.Time) bool {
-	s := now.Unix()
-	for i := range r.sec {
-		if r.n[i] > 0 && r.sec[i] > s-rateWindow-1 {
-			return true
-		}
-	}
-	return false
 }

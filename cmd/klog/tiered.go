@@ -229,7 +229,7 @@ func tieredExit(c *cli.Context, sum *tiered.Summary, first *tiered.Finding, err 
 	}
 	if sum.Partitions == 0 {
 		fmt.Fprintln(c.App.ErrWriter, "klog: "+cmd+": no remote segment found under "+c.String(tieredRemoteFlag.Name)+" and no metadata names one")
-		return &exitError{code: ExitTrouble}
+		return troubleError("")
 	}
 	if judge && sum.Findings > 0 && first != nil {
 		at := first.Key
@@ -237,7 +237,7 @@ func tieredExit(c *cli.Context, sum *tiered.Summary, first *tiered.Finding, err 
 			at = first.Partition
 		}
 		fmt.Fprintf(c.App.ErrWriter, "klog: %s: %d findings; the first: %s at position %d, offset %d: %s: %s\n", cmd, sum.Findings, at, first.Position, first.Offset, first.Kind, first.Message)
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }

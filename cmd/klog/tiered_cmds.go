@@ -126,10 +126,10 @@ func runTieredDump(c *cli.Context) error {
 	opts := dump.Options{Deep: c.Bool(deepFlag.Name), PrintData: c.Bool(printDataFlag.Name), SkipRecordMetadata: c.Bool(skipMetaFlag.Name),
 		MaxBytes: -1, JSON: c.Bool(jsonFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), VerifyIndexOnly: c.Bool(verifyIdxFlag.Name),
 		IndexSanityOnly: c.Bool(sanityFlag.Name), MaxMessageSize: c.Int(maxMsgFlag.Name)}
-	if opts.KeyEncoding, err = dump.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
+	if opts.KeyEncoding, err = ndjson.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
 		return usageError("tiered dump: --key-encoding: %v", err)
 	}
-	if opts.ValueEncoding, err = dump.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
+	if opts.ValueEncoding, err = ndjson.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
 		return usageError("tiered dump: --value-encoding: %v", err)
 	}
 	var res dump.Result
@@ -238,7 +238,7 @@ func tieredLookup(c *cli.Context, t *tiered.Tiers) (tiered.Position, error) {
 		return p, usageError("tiered %s: give --offset or --timestamp", c.Command.Name)
 	}
 	if errors.Is(err, tiered.ErrNotFound) {
-		return p, &exitError{code: ExitFindings, msg: "tiered " + c.Command.Name + ": " + t.Partition() + ": " + err.Error()}
+		return p, findingsError("tiered %s: %s: %w", c.Command.Name, t.Partition(), err)
 	}
 	if err != nil {
 		return p, fail("tiered "+c.Command.Name, err)

@@ -4,11 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/verify"
@@ -80,11 +75,10 @@ func runVerify(c *cli.Context) error {
 	bar := verifyProgress(c, &opts, jsonOut)
 	fleet := newFleetOutputs(c, &opts, start)
 	var (
-		sum      verifySummary
+		sum      verify.Summary
 		stopped  bool
 		writeErr error
 		runErr   error
-		b        strings.Builder
 	)
 	// A few hundred partitions at a time: memory stays bounded on a
 	// broker's log dir of any size.
@@ -93,10 +87,10 @@ func runVerify(c *cli.Context) error {
 			runErr = err
 			break
 		}
-		sum.add(f)
+		sum.Add(f)
 		fleet.add(f)
 		if !quiet || !f.OK { // --quiet: only the files with findings, in JSON too
-			if err := writeFileReport(out, &b, f, jsonOut); err != nil && writeErr == nil {
+			if err := writeFileReport(out, f, jsonOut); err != nil && writeErr == nil {
 				writeErr = err
 			}
 		}
@@ -126,7 +120,9 @@ func runVerify(c *cli.Context) error {
 		return err
 	}
 	if !jsonOut {
-		sum.write(out, time.Since(start), stopped)
+		if err := sum.WriteText(out, time.Since(start), stopped); err != nil && writeErr == nil {
+			writeErr = err
+		}
 	}
 	if err := out.Flush(); err != nil && writeErr == nil {
 		writeErr = err
@@ -134,128 +130,27 @@ func runVerify(c *cli.Context) error {
 	if writeErr != nil {
 		return troubleError("verify: %w", writeErr)
 	}
-	return sum.exit()
+	return verifyExit(&sum)
 }
 
-// exit is the run's exit code: 2 when a file could not be read (every
-// file is reported: all of them, or up to --fail-fast's stop), 1 for
-// findings.
-func (s *verifySummary) exit() error {
+// verifyExit is the run's exit code: 2 when a file could not be read
+// (every file is reported: all of them, or up to --fail-fast's stop), 1
+// for findings.
+func verifyExit(s *verify.Summary) error {
 	switch {
-	case s.ioErrors > 0:
+	case s.IOErrors > 0:
 		return troubleError("")
-	case s.problems > 0:
+	case s.Problems > 0:
 		return findingsError("")
 	}
 	return nil
 }
 
-// verifySummary adds up the files reported so far.
-type verifySummary struct {
-	files, batches, records, bytes int64
-	problems, ioErrors, ignored    int
-}
-
-func (s *verifySummary) add(f *verify.FileReport) {
-	if f.Ignored != "" {
-		s.ignored++ // listed, not checked
-		return
-	}
-	s.files++
-	if f.Kind == "log" || f.Kind == "checkpoint" {
-		s.batches += f.Batches
-		s.records += f.Records // other kinds count entries there
-	}
-	s.bytes += f.Bytes
-	s.problems += f.Findings()
-	if f.Err != "" {
-		s.ioErrors++
-	}
-}
-
-// write prints the summary line, e.g. "verified 3 files: 4 batches, 59
-// records, 2385 bytes (2.3 KiB), 0 problems in 0.0s".
-func (s *verifySummary) write(w io.Writer, elapsed time.Duration, stopped bool) {
-	var b strings.Builder
-	if stopped {
-		b.WriteString("stopped at the first finding after ")
-	} else {
-		b.WriteString("verified ")
-	}
-	b.WriteString(plural(s.files, "file", "files") + ": " + plural(s.batches, "batch", "batches") + ", " +
-		plural(s.records, "record", "records") + ", " + plural(s.bytes, "byte", "bytes"))
-	if s.bytes >= 1024 {
-		// The human form only says something from 1 KiB on, as in the tables.
-		b.WriteString(" (" + humanBytes(s.bytes) + ")")
-	}
-	b.WriteString(", " + plural(int64(s.problems), "problem", "problems"))
-	if s.ioErrors > 0 {
-		b.WriteString(", " + plural(int64(s.ioErrors), "unreadable file", "unreadable files"))
-	}
-	if s.ignored > 0 {
-		b.WriteString(", " + plural(int64(s.ignored), "file", "files") + " ignored (not Kafka files)")
-	}
-	b.WriteString(" in " + strconv.FormatFloat(elapsed.Seconds(), 'f', 1, 64) + "s\n")
-	io.WriteString(w, b.String())
-}
-
 // writeFileReport writes one file's verdict: a fileReport object, or the
-// text lines (rendered in b).
-func writeFileReport(out *bufio.Writer, b *strings.Builder, f *verify.FileReport, jsonOut bool) error {
+// text lines.
+func writeFileReport(out *bufio.Writer, f *verify.FileReport, jsonOut bool) error {
 	if jsonOut {
 		return writeJSONLine(out, "fileReport", f)
 	}
-	b.Reset()
-	writeVerdict(b, f)
-	_, err := out.WriteString(b.String())
-	return err
-}
-
-// writeVerdict renders one file: "PATH: ok (N batches, M records, B bytes)"
-// or "PATH: K problems" and one indented line per problem.
-func writeVerdict(b *strings.Builder, f *verify.FileReport) {
-	b.WriteString(f.Path)
-	b.WriteString(": ")
-	n := f.Findings()
-	switch {
-	case f.Ignored != "":
-		b.WriteString("ignored (" + f.Ignored + ")")
-	case f.Err != "":
-		b.WriteString("error: " + f.Err)
-	case n == 0:
-		b.WriteString("ok (")
-		switch f.Kind {
-		case "log", "checkpoint":
-			b.WriteString(plural(f.Batches, "batch", "batches") + ", " + plural(f.Records, "record", "records") + ", ")
-		case "index", "timeindex", "txnindex", "snapshot", "leader-epoch-checkpoint", "offset-checkpoint":
-			b.WriteString(plural(f.Records, "entry", "entries") + ", ")
-		}
-		b.WriteString(strconv.FormatInt(f.Bytes, 10) + " bytes)")
-	case n == 1:
-		b.WriteString("1 problem")
-	default:
-		b.WriteString(strconv.Itoa(n) + " problems")
-	}
-	b.WriteByte('\n')
-	for _, p := range f.Problems {
-		b.WriteString("  ")
-		if p.Info {
-			b.WriteString("info: ")
-		}
-		b.WriteString(string(p.Kind) + " at position " + strconv.FormatInt(p.Position, 10))
-		if p.Offset >= 0 {
-			b.WriteString(", offset " + strconv.FormatInt(p.Offset, 10))
-		}
-		b.WriteString(": " + p.Message + "\n")
-	}
-	for _, k := range slices.Sorted(maps.Keys(f.Omitted)) {
-		b.WriteString("  … and " + strconv.FormatInt(f.Omitted[k], 10) + " more " + string(k) + " problems (the first " + strconv.Itoa(verify.MaxProblemsPerKind) + " of each kind are listed)\n")
-	}
-}
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.FormatInt(n, 10) + " " + many
+	return f.WriteText(out)
 }

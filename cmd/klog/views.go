@@ -11,6 +11,7 @@ import (
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
 
@@ -199,7 +200,7 @@ func runSegments(c *cli.Context) error {
 	bar := newProgress(c, "reading", format == "json", func() int64 { return logBytes(dirs) })
 	defer bar.finish()
 	findings, tables := 0, 0
-	var first *inspect.ViewProblem
+	var first *verify.Problem
 	for _, d := range dirs {
 		ps, err := inspect.Segments(c.Context, d, inspect.SegmentsOptions{MaxBatchBytes: c.Int(maxBatchFlag.Name), OnBytes: bar.addFunc()})
 		if err != nil {
@@ -246,7 +247,7 @@ func runSegments(c *cli.Context) error {
 // viewExit ends a view whose output is complete: after it, one line on
 // stderr names the first finding (file, byte position, offset) and counts
 // them; the exit code is 1 for findings, 2 when a path could not be read.
-func viewExit(c *cli.Context, trouble bool, findings int, first *inspect.ViewProblem) error {
+func viewExit(c *cli.Context, trouble bool, findings int, first *verify.Problem) error {
 	if findings > 0 && first != nil {
 		fmt.Fprintln(c.App.ErrWriter, "klog: "+c.Command.Name+": "+findingsLine(findings, first))
 	}
@@ -263,7 +264,7 @@ func viewExit(c *cli.Context, trouble bool, findings int, first *inspect.ViewPro
 // KIND: MESSAGE" ("offset unknown" when the finding has none, "(no byte
 // position)" for a file's modification time, no KIND where the view's
 // finding is not one of verify's kinds).
-func findingsLine(n int, p *inspect.ViewProblem) string {
+func findingsLine(n int, p *verify.Problem) string {
 	var b strings.Builder
 	if n == 1 {
 		b.WriteString("1 finding: ")
@@ -351,7 +352,7 @@ func runStats(c *cli.Context) error {
 	for _, u := range rep.Unreadable {
 		fmt.Fprintln(c.App.ErrWriter, "klog: stats: "+u)
 	}
-	var first *inspect.ViewProblem
+	var first *verify.Problem
 	if len(rep.Problems) > 0 {
 		first = &rep.Problems[0]
 	}
@@ -413,7 +414,7 @@ func runFind(c *cli.Context) error {
 				// An answer, as fetch --json prints its OFFSET_OUT_OF_RANGE
 				// response: a script reads found false, not an empty stdout.
 				none := &inspect.FindResult{Type: "find", Dir: args[0], Query: "offset", Target: q.Offset,
-					Lookups: []inspect.FindLookup{}, Problems: []inspect.ViewProblem{}}
+					Lookups: []inspect.FindLookup{}, Problems: []verify.Problem{}}
 				if werr := writeView(c.App.Writer, func(w io.Writer) error { return inspect.WriteFindJSON(w, none) }); werr != nil {
 					return viewError("find", werr)
 				}
@@ -430,7 +431,7 @@ func runFind(c *cli.Context) error {
 	}); err != nil {
 		return viewError("find", err)
 	}
-	var first *inspect.ViewProblem
+	var first *verify.Problem
 	if len(res.Problems) > 0 {
 		first = &res.Problems[0]
 	}

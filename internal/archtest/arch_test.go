@@ -40,12 +40,12 @@ var rank = map[string]int{
 	"ndjson":        3,
 	"internaltopic": 3,
 	"produce":       3,
-	"fetch":         3,
-	"tail":          4,
+	"fetch":         4, // its renderers write ndjson's records
 	"kraft":         4,
 	"search":        4,
 	"tiered":        4,
 	"offsetstore":   4,
+	"tail":          6, // its renderers write dump's batch lines and tables
 	"replicate":     5,
 	"inspect":       6,
 	"cluster":       7,
