@@ -50,7 +50,7 @@ func Files(ctx context.Context, paths []string, opts Options) iter.Seq2[*FileRep
 			if err == nil {
 				err = r.flush()
 			}
-			if st, serr := os.Stat(p); err == nil && serr == nil && st.IsDir() && r.real == real {
+			if st, serr := os.Stat(p); err == nil && serr == nil && st.IsDir() && r.real == real && !r.said[p] {
 				// A directory with no Kafka file in it is an error,
 				// never a silent "ok".
 				err = r.own(errorReport(p, kindError, errors.New("holds no Kafka file (no segment, index, snapshot or checkpoint)")))
@@ -78,6 +78,7 @@ type runner struct {
 	files bool             // parts are file arguments
 	leo   map[string]int64 // log end offset per partition directory path
 	real  int              // Kafka files handed out (not ignored, not errors)
+	said  map[string]bool  // paths a report with an error was handed out for
 }
 
 // errorReport is the report of a path that cannot be checked: a directory
@@ -92,6 +93,12 @@ func errorReport(p, kind string, err error) *FileReport {
 func (r *runner) emit(f *FileReport) bool {
 	if f.Ignored == "" && f.Err == "" {
 		r.real++
+	}
+	if f.Err != "" {
+		if r.said == nil {
+			r.said = map[string]bool{}
+		}
+		r.said[f.Path] = true
 	}
 	return r.yield(f, nil)
 }
