@@ -56,6 +56,10 @@ func (c *cacheCare) release(e *cached, f *os.File) {
 	}
 }
 
+// testDrop, when set, is told each range dropCold drops (a var only so
+// that a test can see what is dropped without the kernel).
+var testDrop func(off, n int64)
+
 // dropCold drops each run of pages marked cold, up to size.
 func dropCold(f *os.File, cold []uint64, size int64) {
 	ps := int64(pageSize)
@@ -69,7 +73,11 @@ func dropCold(f *os.File, cold []uint64, size int64) {
 		for j < pages && cold[j/64]&(1<<(j%64)) != 0 {
 			j++
 		}
-		dropPages(f, i*ps, min((j-i)*ps, size-i*ps))
+		n := min((j-i)*ps, size-i*ps)
+		if testDrop != nil {
+			testDrop(i*ps, n)
+		}
+		dropPages(f, i*ps, n)
 		i = j
 	}
 }

@@ -18,10 +18,11 @@ import (
 // verify reads goes through open or readFile, so the cap and the count cover
 // logs, indexes, snapshots and checkpoints alike.
 type reads struct {
-	ctx   context.Context
-	lim   *rate.Limiter // nil: unlimited
-	burst int
-	cache *cacheCare // nil: --keep-cache
+	ctx     context.Context
+	lim     *rate.Limiter // nil: unlimited
+	burst   int
+	charged atomic.Int64 // bytes asked of the limiter
+	cache   *cacheCare   // nil: --keep-cache
 
 	// Options.Progress and what it was last told.
 	mu          sync.Mutex
@@ -68,6 +69,7 @@ func (r *reads) take(n int) error {
 	if r.lim == nil {
 		return nil
 	}
+	r.charged.Add(int64(n))
 	for n > 0 {
 		k := min(n, r.burst)
 		if err := r.lim.WaitN(r.ctx, k); err != nil {

@@ -19,12 +19,22 @@ import (
 // does not answer.
 const signalGrace = 800 * time.Millisecond
 
+// grace is signalGrace, or KLOG_SIGNAL_GRACE (a Go duration): the tests of
+// the commands' own stop set it long, so that a loaded machine is never
+// mistaken for a command that does not stop.
+func grace() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("KLOG_SIGNAL_GRACE")); err == nil && d > 0 {
+		return d
+	}
+	return signalGrace
+}
+
 func signalNotify(ch chan os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
 func signalStop(ch chan os.Signal)   { signal.Stop(ch) }
 
 func main() {
 	ctx, stop := signalContext(func(code int) {
-		time.AfterFunc(signalGrace, func() {
+		time.AfterFunc(grace(), func() {
 			if signalStopsServer.Load() {
 				return // serve shuts down in its own time
 			}
