@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"os"
 	"sync"
 )
 
@@ -19,6 +18,9 @@ type cacheCare struct {
 	files map[string]*cached
 }
 
+// fder is an open file the page-cache calls take the descriptor of.
+type fder interface{ Fd() uintptr }
+
 // cached is one open file's residency snapshot, shared by its readers.
 type cached struct {
 	path string
@@ -31,7 +33,7 @@ type cached struct {
 
 func newCacheCare() *cacheCare { return &cacheCare{files: map[string]*cached{}} }
 
-func (c *cacheCare) acquire(path string, f *os.File, size int64) *cached {
+func (c *cacheCare) acquire(path string, f fder, size int64) *cached {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.files[path]; e != nil {
@@ -43,7 +45,7 @@ func (c *cacheCare) acquire(path string, f *os.File, size int64) *cached {
 	return e
 }
 
-func (c *cacheCare) release(e *cached, f *os.File) {
+func (c *cacheCare) release(e *cached, f fder) {
 	c.mu.Lock()
 	e.refs--
 	last := e.refs == 0
@@ -61,7 +63,7 @@ func (c *cacheCare) release(e *cached, f *os.File) {
 var testDrop func(off, n int64)
 
 // dropCold drops each run of pages marked cold, up to size.
-func dropCold(f *os.File, cold []uint64, size int64) {
+func dropCold(f fder, cold []uint64, size int64) {
 	ps := int64(pageSize)
 	pages := (size + ps - 1) / ps
 	for i := int64(0); i < pages; {

@@ -20,7 +20,7 @@ const residencyWindow = 64 << 20
 // residency returns a bitmap with a bit set for each page of the file's
 // first size bytes that is not in the page cache, or nil when that cannot
 // be told (then nothing is dropped later: the cautious choice).
-func residency(f *os.File, size int64) []uint64 {
+func residency(f fder, size int64) []uint64 {
 	if size <= 0 {
 		return nil
 	}
@@ -43,7 +43,7 @@ func residency(f *os.File, size int64) []uint64 {
 }
 
 // mincoreCold is residency page by page, with mincore(2).
-func mincoreCold(f *os.File, size int64) []uint64 {
+func mincoreCold(f fder, size int64) []uint64 {
 	ps := int64(pageSize)
 	pages := (size + ps - 1) / ps
 	cold := make([]uint64, (pages+63)/64)
@@ -73,7 +73,7 @@ func mincoreCold(f *os.File, size int64) []uint64 {
 
 // dropPages asks the kernel to drop the clean cached pages of a range
 // (dirty pages, a broker's fresh writes, are left alone by the kernel).
-func dropPages(f *os.File, off, n int64) {
+func dropPages(f fder, off, n int64) {
 	_ = unix.Fadvise(int(f.Fd()), off, n, unix.FADV_DONTNEED)
 }
 
@@ -88,7 +88,7 @@ func mincore(mem, vec []byte) error {
 
 // cachestat returns how many pages of the file's first size bytes are in
 // the page cache, with cachestat(2); false when the kernel lacks it.
-func cachestat(f *os.File, size int64) (int64, bool) {
+func cachestat(f fder, size int64) (int64, bool) {
 	rng := struct{ off, len uint64 }{0, uint64(size)}
 	var st struct{ cache, dirty, writeback, evicted, recentlyEvicted uint64 }
 	_, _, e := unix.Syscall6(unix.SYS_CACHESTAT, f.Fd(), uintptr(unsafe.Pointer(&rng)), uintptr(unsafe.Pointer(&st)), 0, 0, 0)

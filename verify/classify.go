@@ -147,17 +147,21 @@ func stdinTask(ctx context.Context, r io.Reader) (task, func(), error) {
 type expander struct {
 	tasks  []task
 	groups []group
+	// counted tasks have been looked at by real, nreal of them real.
+	counted, nreal int
 }
 
 // real counts the tasks that check a Kafka file.
 func (ex *expander) real() int {
-	n := 0
-	for _, t := range ex.tasks {
+	// Counted on from where the last call stopped: tasks are only added,
+	// and a piece asks after every partition it lists.
+	for _, t := range ex.tasks[ex.counted:] {
 		if t.err == nil && t.kind != kindIgnored {
-			n++
+			ex.nreal++
 		}
 	}
-	return n
+	ex.counted = len(ex.tasks)
+	return ex.nreal
 }
 
 func (ex *expander) fail(p string, err error) {

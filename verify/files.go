@@ -206,13 +206,22 @@ func (r *runner) flush() error {
 	}
 	parts := r.parts
 	r.parts = nil
-	return r.piece(parts, nil)
+	if r.files {
+		return r.piece(parts, nil)
+	}
+	opts := r.opts
+	opts.partitions = true
+	return r.pieceWith(opts, parts, nil)
 }
 
 // piece verifies paths, yielding each report, then records the piece in
 // the state and the log end offsets of its partitions.
 func (r *runner) piece(paths []string, hook func(*FileReport)) error {
-	pc, err := runPiece(r.ctx, paths, r.opts, r.rd, hook, r.emit)
+	return r.pieceWith(r.opts, paths, hook)
+}
+
+func (r *runner) pieceWith(opts Options, paths []string, hook func(*FileReport)) error {
+	pc, err := runPiece(r.ctx, paths, opts, r.rd, hook, r.emit)
 	if err != nil {
 		return err
 	}

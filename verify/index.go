@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -16,38 +17,48 @@ import (
 // segment.index.bytes defaults to 10 MiB and indexes stream beyond this.
 const indexBuf = 64 << 10
 
-// openLogFor opens the log an index describes.
-func (v *verifier) openLogFor(f *FileReport, t task) (*source, int64, bool) {
-	log, err := v.open(t.log)
+// openLogFor is the log an index describes: the one this worker just
+// checked when it is that log (kept open, and in memory when it was read
+// whole: the index checks then cost no system call), else opened for the
+// check. done closes what it opened.
+func (v *verifier) openLogFor(f *FileReport, t task) (log io.ReaderAt, size int64, done func(), ok bool) {
+	if k := v.kept; k != nil && k.path == t.log {
+		if k.data != nil {
+			return bytes.NewReader(k.data), int64(len(k.data)), func() {}, true
+		}
+		return k.src, k.src.size, func() {}, true
+	}
+	src, err := v.open(t.log)
 	if err != nil {
 		msg := "cannot open the log segment beside it: " + err.Error()
 		if os.IsNotExist(err) {
 			msg = "the log segment " + filepath.Base(t.log) + " does not exist"
 		}
 		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: msg})
-		return nil, 0, false
+		return nil, 0, nil, false
 	}
-	return log, log.size, true
+	return src, src.size, func() { src.Close() }, true
 }
 
 // openIndexAndLog opens an index file and the log it describes, reporting a
 // size that is not a whole number of entries (the broker's sanity check).
 // A nil file with a nil error means the log is missing (already reported).
-func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind Kind, what string) (*source, *source, int64, error) {
+func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind Kind, what string) (*source, io.ReaderAt, int64, func(), error) {
 	file, err := v.open(t.path)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, nil, err
 	}
-	log, logSize, ok := v.openLogFor(f, t)
+	f.Bytes = file.size
+	log, logSize, done, ok := v.openLogFor(f, t)
 	if !ok {
 		file.Close()
-		return nil, nil, 0, nil
+		return nil, nil, 0, nil, nil
 	}
 	if rest := f.Bytes % entry; rest != 0 {
 		f.add(Problem{Kind: kind, Position: f.Bytes - rest, Offset: -1,
 			Message: what + " file is " + itoa(f.Bytes) + " bytes, not a multiple of " + itoa(entry) + " (the broker rebuilds it)"})
 	}
-	return file, log, logSize, nil
+	return file, log, logSize, done, nil
 }
 
 // checkIndex verifies an .index against its log: the broker's sanity check,
@@ -55,12 +66,12 @@ func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind Kind
 // batch whose last offset it names. A zero tail (preallocated active
 // segment) ends the entries, as it does for Kafka.
 func (v *verifier) checkIndex(f *FileReport, t task) error {
-	file, log, logSize, err := v.openIndexAndLog(f, t, format.OffsetIndexEntrySize, KindIndexSanity, "index")
+	file, log, logSize, done, err := v.openIndexAndLog(f, t, format.OffsetIndexEntrySize, KindIndexSanity, "index")
 	if file == nil || err != nil {
 		return err
 	}
 	defer file.Close()
-	defer log.Close()
+	defer done()
 	base := t.base
 	sc := v.headerScanner(log, logSize)
 	br := v.indexReader(file)
@@ -112,12 +123,12 @@ func (v *verifier) checkIndex(f *FileReport, t task) error {
 // offset of a batch whose max timestamp is the entry's timestamp. It walks
 // the log once alongside the entries (both are in offset order).
 func (v *verifier) checkTimeIndex(f *FileReport, t task) error {
-	file, log, logSize, err := v.openIndexAndLog(f, t, format.TimeIndexEntrySize, KindTimeIndexSanity, "time index")
+	file, log, logSize, done, err := v.openIndexAndLog(f, t, format.TimeIndexEntrySize, KindTimeIndexSanity, "time index")
 	if file == nil || err != nil {
 		return err
 	}
 	defer file.Close()
-	defer log.Close()
+	defer done()
 	base := t.base
 	sc := v.headerScanner(log, logSize)
 	var cur *format.Batch
@@ -184,6 +195,7 @@ func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
 		return err
 	}
 	defer file.Close()
+	f.Bytes = file.size
 	prevLast := int64(-1)
 	rest, err := format.ScanAbortedTxns(file, func(i int, a format.AbortedTxn) bool {
 		at := int64(i) * format.AbortedTxnEntrySize
@@ -222,7 +234,7 @@ func (v *verifier) checkTxnIndex(f *FileReport, t task) error {
 // a larger file is a finding of kind (no real one comes near the limit),
 // reported as such with ok=false.
 func (v *verifier) readBounded(f *FileReport, t task, limit int64, kind Kind) (data []byte, ok bool, err error) {
-	data, err = v.r.readFile(t.path, limit, &v.tally)
+	data, err = v.r.readFile(t.path, limit, &v.tally, &f.Bytes)
 	var tl *safeio.TooLargeError
 	if errors.As(err, &tl) {
 		f.add(Problem{Kind: kind, Offset: -1, Message: "the file is " + itoa(tl.Size) + " bytes, more than any real one (limit " + itoa(tl.Limit) + "); not read"})
@@ -263,6 +275,7 @@ func (v *verifier) checkCheckpoint(f *FileReport, t task) error {
 		var es []format.EpochEntry
 		es, perr = format.ParseLeaderEpochCheckpoint(data)
 		f.Records = int64(len(es))
+		f.epochs, f.epochsParsed = es, perr == nil
 		for i := 1; perr == nil && i < len(es); i++ {
 			if es[i].Epoch <= es[i-1].Epoch || es[i].StartOffset < es[i-1].StartOffset {
 				f.add(Problem{Kind: KindCheckpointInvalid, Position: int64(i + 3), Offset: es[i].StartOffset,
@@ -299,8 +312,21 @@ func (v *verifier) headerScanner(log io.ReaderAt, size int64) *format.Scanner {
 	return v.hsc
 }
 
-// indexReader is the verifier's buffered reader of index files, reused.
-func (v *verifier) indexReader(file io.Reader) *bufio.Reader {
+// indexReader is the verifier's reader of an index file: the whole file
+// from one read when it fits the buffer (an index is a few entries, or a
+// preallocated 10 MiB of zeros), else streamed through a buffered reader.
+// Both are reused from file to file.
+func (v *verifier) indexReader(file *source) io.Reader {
+	if file.size <= indexBuf && file.st.Mode().IsRegular() {
+		if v.idx == nil {
+			v.idx = make([]byte, indexBuf)
+		}
+		n, err := file.readOnce(v.idx[:file.size], 0)
+		if err == nil && int64(n) == file.size {
+			v.idxr.Reset(v.idx[:n])
+			return &v.idxr
+		}
+	}
 	if v.br == nil {
 		v.br = bufio.NewReaderSize(file, indexBuf)
 	} else {

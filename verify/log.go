@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -31,8 +32,15 @@ type verifier struct {
 	resume *fileState
 	// tally counts the bytes read for the file being checked.
 	tally atomic.Int64
-	rr    format.RecordReader
-	rec   format.Record
+	// kept is the log this worker checked last, open until the index
+	// checks of its segment (the next tasks) are done.
+	kept *keptLog
+	// logBuf holds a small log read whole; idx and idxr a small index.
+	logBuf []byte
+	idx    []byte
+	idxr   bytes.Reader
+	rr     format.RecordReader
+	rec    format.Record
 	// onBatch, when set, sees every batch read whole (LogChecker).
 	onBatch func(*format.Batch)
 }
@@ -47,7 +55,33 @@ func newVerifier(ctx context.Context, opts Options, rd *reads) *verifier {
 // checked.
 func (v *verifier) open(path string) (*source, error) { return v.r.open(path, &v.tally) }
 
+// keptLog is a log left open after its check for the index checks of its
+// segment, with its bytes when it was read whole.
+type keptLog struct {
+	path string
+	src  *source
+	data []byte
+}
+
+// keep keeps src (the log at path, read whole into data when data is not
+// nil) for the index checks that follow, closing the one kept before.
+func (v *verifier) keep(path string, src *source, data []byte) {
+	v.dropKept()
+	v.kept = &keptLog{path: path, src: src, data: data}
+}
+
+// dropKept closes the kept log.
+func (v *verifier) dropKept() {
+	if v.kept != nil {
+		v.kept.src.Close()
+		v.kept = nil
+	}
+}
+
 func (v *verifier) check(t task) FileReport {
+	if v.kept != nil && v.kept.path != t.log {
+		v.dropKept() // the segment's files are done
+	}
 	v.tally.Store(0)
 	f := v.checkFile(t)
 	f.BytesRead = v.tally.Load()
@@ -68,14 +102,17 @@ func (v *verifier) checkFile(t task) FileReport {
 		f.Ignored = t.why
 		return f
 	}
-	st, err := os.Stat(t.path)
-	if err == nil {
-		f.Bytes = st.Size()
-		if v.incremental(&f, t, st) {
-			return f // unchanged since a clean run (--state)
+	var err error
+	if v.opts.State != nil || !opensItself[t.kind] {
+		// The checks that open their file take its size there.
+		st, err := os.Stat(t.path)
+		if err == nil {
+			f.Bytes = st.Size()
+			if v.incremental(&f, t, st) {
+				return f // unchanged since a clean run (--state)
+			}
 		}
 	}
-	err = nil
 	switch t.kind {
 	case "log", "checkpoint":
 		err = v.checkLog(&f, t)
@@ -112,28 +149,59 @@ func (v *verifier) checkFile(t task) FileReport {
 	return f
 }
 
+// opensItself are the kinds whose check opens the file and sets
+// FileReport.Bytes from that open (one fstat, not a stat and an fstat).
+var opensItself = map[string]bool{"log": true, "checkpoint": true, "index": true, "timeindex": true, "txnindex": true,
+	"snapshot": true, "leader-epoch-checkpoint": true, "offset-checkpoint": true, "partition-metadata": true}
+
 func u32(v uint32) *uint32 { return &v }
 func i64(v int64) *int64   { return &v }
 
+// smallLog is the largest log read whole with one read (the scanner's
+// window): its index checks then read the log from memory.
+const smallLog = logReadAhead
+
 // checkLog verifies a .log segment or KRaft .checkpoint: every batch's CRC,
-// framing and records, and offsets increasing across batches.
+// framing and records, and offsets increasing across batches. The log is
+// kept open for the index checks of its segment.
 func (v *verifier) checkLog(f *FileReport, t task) error {
 	file, err := v.open(t.path)
 	if err != nil {
 		return err
 	}
-	defer file.Close()
+	f.Bytes = file.size
+	var r io.ReaderAt = file
+	var pr *safeio.ProgressReaderAt
 	if v.opts.Progress != nil {
 		// Steps of at least safeio.ProgressStep, so that workers do not
 		// contend; v.read is what the run reports for the file's rest.
-		c := safeio.NewProgressReaderAt(file, func(n int64) {
+		pr = safeio.NewProgressReaderAt(file, func(n int64) {
 			v.read += n
 			v.r.progress(n, 0)
 		})
-		defer c.Flush()
-		return v.checkLogAt(f, t, c, file.size)
+		r = pr
 	}
-	return v.checkLogAt(f, t, file, file.size)
+	var data []byte
+	if file.size <= smallLog && v.resume == nil && file.st.Mode().IsRegular() {
+		if cap(v.logBuf) < int(file.size) {
+			v.logBuf = make([]byte, smallLog)
+		}
+		n, rerr := r.ReadAt(v.logBuf[:file.size], 0)
+		if rerr == nil || rerr == io.EOF {
+			data = v.logBuf[:n]
+			r = bytes.NewReader(data)
+		}
+	}
+	if data != nil {
+		err = v.checkLogAt(f, t, r, int64(len(data)))
+	} else {
+		err = v.checkLogAt(f, t, r, file.size)
+	}
+	if pr != nil {
+		pr.Flush()
+	}
+	v.keep(t.path, file, data)
+	return err
 }
 
 // checkLogAt is checkLog over any ReaderAt. With a spare worker, a

@@ -84,7 +84,8 @@ func (r *reads) take(n int) error {
 // file being checked) and rate limited, and whose pages verify brought into
 // the page cache are dropped on close.
 type source struct {
-	f     *os.File
+	f     *file
+	st    os.FileInfo
 	r     *reads
 	size  int64
 	care  *cached
@@ -94,16 +95,11 @@ type source struct {
 // open opens path for reading through r, counting what is read in tally
 // (when not nil).
 func (r *reads) open(path string, tally *atomic.Int64) (*source, error) {
-	f, err := os.Open(path)
+	f, st, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	s := &source{f: f, r: r, size: st.Size(), tally: tally}
+	s := &source{f: f, st: st, r: r, size: st.Size(), tally: tally}
 	if r.cache != nil && st.Mode().IsRegular() {
 		s.care = r.cache.acquire(path, f, st.Size())
 	}
@@ -122,6 +118,19 @@ func (s *source) ReadAt(b []byte, off int64) (int, error) {
 	return n, err
 }
 
+// readOnce is one read at off (a short count is not an error), through the
+// rate limit and counted: a whole small file in one system call.
+func (s *source) readOnce(b []byte, off int64) (int, error) {
+	if err := s.r.take(len(b)); err != nil {
+		return 0, err
+	}
+	n, err := s.f.readOnce(b, off)
+	if s.tally != nil {
+		s.tally.Add(int64(n))
+	}
+	return n, err
+}
+
 // Read reads sequentially (bufio over an index file).
 func (s *source) Read(b []byte) (int, error) {
 	if err := s.r.take(len(b)); err != nil {
@@ -134,8 +143,8 @@ func (s *source) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// Stat is the open file's Stat.
-func (s *source) Stat() (os.FileInfo, error) { return s.f.Stat() }
+// Stat is the open file's stat, taken when it was opened.
+func (s *source) Stat() os.FileInfo { return s.st }
 
 // Close drops the pages this run brought in (when the last user of the file
 // closes it) and closes the file.
@@ -149,21 +158,54 @@ func (s *source) Close() error {
 
 // readFile is os.ReadFile through r for small files (checkpoints,
 // snapshots) of at most limit bytes: a larger one is a
-// *safeio.TooLargeError, and nothing past the limit is read.
-func (r *reads) readFile(path string, limit int64, tally *atomic.Int64) ([]byte, error) {
+// *safeio.TooLargeError, and nothing past the limit is read. A file is read
+// with one read of its size and one byte more (to see it did not grow).
+func (r *reads) readFile(path string, limit int64, tally *atomic.Int64, size *int64) ([]byte, error) {
 	s, err := r.open(path, tally)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
+	if size != nil {
+		*size = s.size
+	}
 	if s.size > limit {
 		return nil, &safeio.TooLargeError{Path: path, Size: s.size, Limit: limit}
 	}
-	data, err := io.ReadAll(io.NewSectionReader(s, 0, limit+1))
-	if err == nil && int64(len(data)) > limit {
-		return nil, &safeio.TooLargeError{Path: path, Size: int64(len(data)), Limit: limit}
+	if !s.st.Mode().IsRegular() {
+		data, err := io.ReadAll(io.NewSectionReader(s, 0, limit+1))
+		if err == nil && int64(len(data)) > limit {
+			return nil, &safeio.TooLargeError{Path: path, Size: int64(len(data)), Limit: limit}
+		}
+		return data, err
 	}
-	return data, err
+	data := make([]byte, s.size+1)
+	n, err := s.readOnce(data, 0)
+	if err == nil && int64(n) < s.size {
+		// A short read: the rest as ReadAt reads it.
+		var m int
+		m, err = s.ReadAt(data[n:s.size], int64(n))
+		n += m
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if int64(n) > limit {
+		return nil, &safeio.TooLargeError{Path: path, Size: int64(n), Limit: limit}
+	}
+	if int64(n) > s.size {
+		// It grew while we read: the rest, up to the limit.
+		rest, err := io.ReadAll(io.NewSectionReader(s, int64(n), limit+1-int64(n)))
+		data = append(data[:n], rest...)
+		if err == nil && int64(len(data)) > limit {
+			return nil, &safeio.TooLargeError{Path: path, Size: int64(len(data)), Limit: limit}
+		}
+		return data, err
+	}
+	return data[:n], nil
 }
 
 // logReadAhead is the scanner's read window for a log: 1 MiB, the read size
@@ -195,6 +237,7 @@ func (v *verifier) logScanner(file io.ReaderAt, size int64) *format.Scanner {
 
 // release returns what the verifier can lend to the next run.
 func (v *verifier) release() {
+	v.dropKept()
 	if v.lsc != nil && v.opts.MaxBatchBytes <= 0 {
 		v.lsc.Reset(nil, 0)
 		scanners.Put(v.lsc)

@@ -11,7 +11,9 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
+	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -82,6 +84,10 @@ type FileReport struct {
 	lastPos, lastCRC int64
 	// id is the file's identity when it was checked (with --state).
 	id *fileID
+	// epochs is a leader-epoch-checkpoint's entries as its check parsed
+	// them (epochsParsed), for the partition's check against the log end.
+	epochs       []format.EpochEntry
+	epochsParsed bool
 }
 
 // MaxProblemsPerKind bounds the problems kept per kind and file: a hostile
@@ -165,6 +171,9 @@ type Options struct {
 	// prefetch reads segments ahead in a second goroutine, when there are
 	// more workers than files to give them.
 	prefetch bool
+	// partitions says the paths are partition directories (Files has
+	// classified them), so the piece lists them without asking again.
+	partitions bool
 }
 
 // task is one file to check; partition-level checks run after all tasks.
@@ -198,6 +207,15 @@ func listTasks(ctx context.Context, paths []string, opts Options) (ex expander, 
 		}
 	}
 	for _, p := range paths {
+		if opts.partitions {
+			// Files listed them as partition directories already.
+			n := ex.real()
+			ex.expandPartition(p)
+			if ex.real() == n {
+				ex.tasks = append(ex.tasks, task{path: p, kind: kindError, err: errors.New("holds no Kafka file (no segment, index, snapshot or checkpoint)")})
+			}
+			continue
+		}
 		args, err := partition.Expand([]string{p})
 		if err != nil {
 			if _, serr := os.Stat(p); serr != nil {
@@ -325,7 +343,7 @@ func runPiece(ctx context.Context, paths []string, opts Options, rd *reads, hook
 				return pc, errStopped
 			}
 		}
-	} else if !runJobs(ctx, jobs, len(tasks), func() *verifier { return newVerifier(ctx, opts, rd) }, checkOne, em.done, give) {
+	} else if !runJobs(ctx, jobs, units(tasks), func() *verifier { return newVerifier(ctx, opts, rd) }, checkOne, em.done, give) {
 		return pc, errStopped
 	}
 	if err := ctx.Err(); err != nil {
@@ -339,46 +357,69 @@ func runPiece(ctx context.Context, paths []string, opts Options, rd *reads, hook
 	return pc, nil
 }
 
-// runJobs checks n tasks with jobs workers: check runs in the workers, done
-// (serialised) returns the reports a finished task made ready, give hands
-// them out from the calling goroutine and returns false to stop. It
-// returns false when give did.
-func runJobs(ctx context.Context, jobs, n int, worker func() *verifier, check func(*verifier, int), done func(int) []int, give func([]int) bool) bool {
+// units groups the tasks a worker checks in a row: a segment's .log and
+// the index files after it that describe it, whose checks read the log the
+// worker keeps open; every other task alone. Each unit is [first, end).
+func units(tasks []task) [][2]int {
+	var us [][2]int
+	for i := 0; i < len(tasks); {
+		j := i + 1
+		if tasks[i].kind == "log" {
+			for j < len(tasks) && tasks[j].log != "" && tasks[j].log == tasks[i].path {
+				j++
+			}
+		}
+		us = append(us, [2]int{i, j})
+		i = j
+	}
+	return us
+}
+
+// runJobs checks the tasks of units with jobs workers, a unit at a time:
+// check runs in the workers, done (serialised) returns the reports a
+// finished task made ready, give hands them out from the calling goroutine
+// and returns false to stop. It returns false when give did.
+func runJobs(ctx context.Context, jobs int, us [][2]int, worker func() *verifier, check func(*verifier, int), done func(int) []int, give func([]int) bool) bool {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
 	)
+	n := 0
+	if len(us) > 0 {
+		n = us[len(us)-1][1]
+	}
 	ready := make(chan []int, n)
-	next := make(chan int)
+	// Workers take the next unit from a counter, not a channel: a log dir
+	// of small files is thousands of units, and a hand-off per unit costs
+	// scheduler wake-ups; what a unit makes ready goes out in one send.
+	var nextUnit atomic.Int64
 	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			v := worker()
 			defer v.release()
-			for i := range next {
-				check(v, i)
-				mu.Lock()
-				r := done(i)
-				mu.Unlock()
-				if len(r) > 0 {
-					ready <- r
+			for ctx.Err() == nil {
+				k := int(nextUnit.Add(1) - 1)
+				if k >= len(us) {
+					return
+				}
+				var out []int
+				for i := us[k][0]; i < us[k][1]; i++ {
+					check(v, i)
+					mu.Lock()
+					out = append(out, done(i)...)
+					mu.Unlock()
+				}
+				if len(out) > 0 {
+					ready <- out
 				}
 			}
 		}()
 	}
 	go func() {
-	feed:
-		for i := 0; i < n; i++ {
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		close(next)
 		wg.Wait()
 		close(ready)
 	}()

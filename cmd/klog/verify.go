@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/klog-dev/klog/verify"
@@ -68,6 +69,11 @@ func runVerify(c *cli.Context) error {
 	start := time.Now()
 	jsonOut, quiet, failFast := c.Bool(verifyJSONFlag.Name), c.Bool(verifyQuiet.Name), c.Bool(verifyFailFastFlag.Name)
 	out := bufio.NewWriter(c.App.Writer)
+	// On a terminal each verdict is flushed as it comes (the bar is
+	// cleared around it); into a pipe or a file within flushDelay, not
+	// with a write per file.
+	lazy := newLazyFlush(out, !isTerminal(c.App.Writer))
+	defer lazy.stop()
 	opts := verify.Options{Jobs: c.Int(verifyJobsFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name), Stdin: c.App.Reader}
 	if err := fleetOptions(c, &opts); err != nil {
 		return err
@@ -90,12 +96,12 @@ func runVerify(c *cli.Context) error {
 		sum.Add(f)
 		fleet.add(f)
 		if !quiet || !f.OK { // --quiet: only the files with findings, in JSON too
-			if err := writeFileReport(out, f, jsonOut); err != nil && writeErr == nil {
+			if err := lazy.write(func() error { return writeFileReport(out, f, jsonOut) }); err != nil && writeErr == nil {
 				writeErr = err
 			}
 		}
 		bar.clear()
-		if err := out.Flush(); err != nil && writeErr == nil {
+		if err := lazy.flush(); err != nil && writeErr == nil {
 			writeErr = err
 		}
 		if failFast && !f.OK {
@@ -103,6 +109,7 @@ func runVerify(c *cli.Context) error {
 			break
 		}
 	}
+	lazy.stop()
 	bar.finish()
 	if sig := interrupted(c.Context); sig != nil {
 		// Stopped by a signal: the verdicts printed so far stand; run
@@ -153,4 +160,62 @@ func writeFileReport(out *bufio.Writer, f *verify.FileReport, jsonOut bool) erro
 		return writeJSONLine(out, "fileReport", f)
 	}
 	return f.WriteText(out)
+}
+
+// flushDelay is how long a verdict may wait in the buffer for the next
+// ones when stdout is not a terminal.
+const flushDelay = 100 * time.Millisecond
+
+// lazyFlush flushes a writer at once, or (later) at most flushDelay after
+// the first byte it holds, from a timer; stop ends the timer. Writes go
+// through write, so that the timer's flush never runs in the middle of one.
+type lazyFlush struct {
+	mu      sync.Mutex
+	w       *bufio.Writer
+	later   bool
+	pending *time.Timer
+	err     error
+}
+
+func newLazyFlush(w *bufio.Writer, later bool) *lazyFlush { return &lazyFlush{w: w, later: later} }
+
+// write runs fn, which writes to the writer, against the timer's flush.
+func (l *lazyFlush) write(fn func() error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fn()
+}
+
+// flush flushes now, or arranges a flush within flushDelay; it returns the
+// first write error seen.
+func (l *lazyFlush) flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.later {
+		if err := l.w.Flush(); err != nil && l.err == nil {
+			l.err = err
+		}
+		return l.err
+	}
+	if l.pending == nil && l.w.Buffered() > 0 {
+		l.pending = time.AfterFunc(flushDelay, func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.pending = nil
+			if err := l.w.Flush(); err != nil && l.err == nil {
+				l.err = err
+			}
+		})
+	}
+	return l.err
+}
+
+// stop ends a pending timer (the caller flushes what is left).
+func (l *lazyFlush) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending != nil {
+		l.pending.Stop()
+		l.pending = nil
+	}
 }
