@@ -136,7 +136,7 @@ func groupsExit(c *cli.Context, rep *cluster.GroupsReport) error {
 		fmt.Fprintf(c.App.ErrWriter, "klog: groups: %d problems; the first: %s at position %d, offset %d: %s\n", rep.ProblemCount, p.File, p.Position, p.Offset, p.Message)
 	}
 	if missing > 0 || rep.ProblemCount > 0 {
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }

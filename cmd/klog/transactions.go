@@ -116,7 +116,7 @@ func runTransactions(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "klog: transactions: %d problems; the first: %s at position %d, offset %d: %s\n", rep.ProblemCount, p.File, p.Position, p.Offset, p.Message)
 	}
 	if rep.HangingCount > 0 || rep.ProblemCount > 0 {
-		return &exitError{code: ExitFindings}
+		return findingsError("")
 	}
 	return nil
 }
