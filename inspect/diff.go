@@ -713,7 +713,9 @@ func (r *DiffReplica) extrasHeldByLeader(L *DiffReplica) bool {
 
 // decodeExtra reads the listed extra batches again and lists their
 // records, up to the options' record bounds (one record at a time is
-// decoded and only the listed ones are kept).
+// decoded and only the listed ones are kept). A batch whose records do not
+// decode is a finding of the replica's data (its records up to there are
+// listed, and the next batch is read); only a read error is returned.
 func (r *DiffReplica) decodeExtra(opts DiffOptions) error {
 	maxBatch, recOpts := opts.MaxBatchBytes, opts.RecordJSON
 	records, bytesLeft := opts.MaxExtraRecords, opts.MaxExtraRecordBytes
@@ -744,13 +746,19 @@ func (r *DiffReplica) decodeExtra(opts DiffOptions) error {
 		}
 		sc.SetPos(x.pos)
 		b, err := sc.Next()
-		if err != nil {
+		var pe *format.PosError
+		if err != nil && !errors.As(err, &pe) {
 			return fmt.Errorf("%s: batch at byte %d: %w", r.segs[x.seg].Log, x.pos, err)
 		}
-		if err := rr.Reset(b); err != nil {
-			return fmt.Errorf("%s: batch at byte %d: %w", r.segs[x.seg].Log, x.pos, err)
+		if err != nil {
+			r.recordProblem(x, err, verify.StageEntry)
+			continue
 		}
 		x.RecordList = []DiffRecord{}
+		if err := rr.Reset(b); err != nil {
+			r.recordProblem(x, err, verify.StageRecords)
+			continue
+		}
 		// The records' JSON needs the batch's header fields only: keep
 		// them, not a copy of its bytes (up to --max-batch-bytes each).
 		bc := new(format.Batch)
@@ -763,7 +771,8 @@ func (r *DiffReplica) decodeExtra(opts DiffOptions) error {
 				break
 			}
 			if err != nil {
-				return fmt.Errorf("%s: batch at byte %d: %w", r.segs[x.seg].Log, x.pos, err)
+				r.recordProblem(x, err, verify.StageRecords)
+				break
 			}
 			size := int64(len(rec.Key) + len(rec.Value))
 			for _, h := range rec.Headers {
@@ -791,6 +800,15 @@ func (r *DiffReplica) decodeExtra(opts DiffOptions) error {
 		}
 	}
 	return nil
+}
+
+// recordProblem notes that the records of the listed batch x do not
+// decode: a finding (verify's kind), listed in Problems.
+func (r *DiffReplica) recordProblem(x *DiffBatch, err error, stage verify.Stage) {
+	p := verify.ProblemAt(err, stage, x.pos, x.BaseOffset)
+	p.Path = r.segs[x.seg].Log
+	r.findings = append(r.findings, p)
+	r.Problems = append(r.Problems, fmt.Sprintf("%s: batch at byte %d: %v", p.Path, x.pos, err))
 }
 
 func epochsOf(es []format.EpochEntry) []DiffEpoch {

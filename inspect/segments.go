@@ -295,11 +295,20 @@ func (s *segScanner) scan(r io.ReaderAt, size int64, row *SegmentRow) error {
 			row.Problems = append(row.Problems, p)
 		}
 		codecs |= 1 << (uint8(b.Compression()) & 7)
-		first, n := b.BaseOffset, int64(b.RecordCount)
-		if !b.IsV2() {
-			first, n = s.legacyRecords(b, row)
-		} else if n < 0 {
-			n = 0
+		first, n := b.BaseOffset, max(int64(b.RecordCount), 0)
+		if !b.IsV2() && b.Compression() == format.CompressionNone {
+			n = 1
+		} else {
+			// The records are decoded: a batch whose records do not
+			// (an unknown codec, a failed decompression, a count they do
+			// not fill) is a finding, as in stats and verify.
+			w := walkRecords(&s.rr, &s.rec, row.Log, b)
+			if w.problem != nil {
+				row.Problems = append(row.Problems, *w.problem)
+			}
+			if !b.IsV2() {
+				first, n = w.first, w.n
+			}
 		}
 		row.Records += n
 		if row.FirstOffset < 0 {
@@ -329,32 +338,6 @@ func (s *segScanner) scan(r io.ReaderAt, size int64, row *SegmentRow) error {
 		}
 	}
 	return nil
-}
-
-// legacyRecords counts the records of a v0/v1 entry and returns its first
-// offset: one record for a plain message; the inner messages of a
-// compressed wrapper (whose own offset is its last inner offset).
-func (s *segScanner) legacyRecords(b *format.Batch, row *SegmentRow) (first, n int64) {
-	if b.Compression() == format.CompressionNone {
-		return b.BaseOffset, 1
-	}
-	first = b.BaseOffset
-	if err := s.rr.Reset(b); err != nil {
-		row.Problems = append(row.Problems, verify.Problem{Path: row.Log, Kind: verify.KindDecompress, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
-		return first, 0
-	}
-	for {
-		if err := s.rr.Next(&s.rec); err != nil {
-			if !errors.Is(err, io.EOF) {
-				row.Problems = append(row.Problems, verify.Problem{Path: row.Log, Kind: verify.KindRecordDecode, Position: b.Pos, Offset: b.BaseOffset, Message: err.Error()})
-			}
-			return first, n
-		}
-		if n == 0 {
-			first = s.rec.Offset
-		}
-		n++
-	}
 }
 
 // segBatchFirstTimestamp is the timestamp of a batch's first record as far as

@@ -37,7 +37,8 @@ unclean election loses.
 
 Exit status: 0 identical, or replicas only behind the leader; 1 diverged,
 or a replica's data has findings (a batch header its scan rejects, a torn
-last batch, a leader-epoch-checkpoint that does not parse; the comparison is
+last batch, a leader-epoch-checkpoint that does not parse, with --records a
+listed batch whose records do not decode; the comparison is
 printed in full, then one line on stderr names the first finding and counts
 them); 2 usage or I/O trouble (a read error).`,
 	Flags:  []cli.Flag{diffLeaderFlag, diffRecordsFlag, diffMaxExtraFlag, diffMaxRecsFlag, viewsJSONFlag, formatFlag, maxBatchFlag, keyEncFlag, valueEncFlag},

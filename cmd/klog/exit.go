@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/produce"
@@ -36,6 +37,8 @@ func exitCode(err error) int {
 		lock *safeio.BrokerLockError
 		fe   *produce.FencedError
 		tail *produce.InvalidTailError
+		pe   *format.PosError
+		cre  *format.CorruptRecordError
 	)
 	switch {
 	case err == nil:
@@ -48,6 +51,12 @@ func exitCode(err error) int {
 		return ExitTrouble
 	case errors.As(err, &fe), errors.As(err, &tail),
 		errors.Is(err, fetch.ErrOffsetOutOfRange), errors.Is(err, inspect.ErrOffsetOutOfRange):
+		return ExitFindings
+	case errors.As(err, &pe) && !errors.Is(err, format.ErrTooLarge), errors.As(err, &cre):
+		// The data is at fault (a record that does not decode, a batch
+		// that fails its CRC): klog answered, and the answer is "no", as
+		// a broker answers CORRUPT_MESSAGE. A size over klog's own limit
+		// is klog's limit, not the data's fault.
 		return ExitFindings
 	}
 	return ExitTrouble

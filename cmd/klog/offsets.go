@@ -38,7 +38,12 @@ first segment whose largest timestamp (its last .timeindex entry, or the .log
 file's modification time when the time index has no entry) is >= T is the only
 one searched. Transaction markers count as records. An answer at or past the
 high watermark (the last stable offset for read_committed), or no answer, is
-printed as an empty offset (-1 in --json).`,
+printed as an empty offset (-1 in --json).
+
+Exit status: 0 answered; 1 a partition's lookup met a record that does not
+decode (a broker answers CORRUPT_MESSAGE; it is named on stderr and the
+other partitions are answered); 2 usage or I/O trouble (a path that is not
+there, a partition that cannot be read).`,
 	Flags:  []cli.Flag{offsetsTimeFlag, offsetsIsoFlag, offsetsJSONFlag, offsetsRebuildFlag},
 	Action: runOffsets,
 }
@@ -112,6 +117,7 @@ func runOffsets(c *cli.Context) error {
 		mode = partition.IndexesRebuilt
 	}
 	dirs, unreadable := offsetsDirs(c, args)
+	corrupt := 0
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	enc := json.NewEncoder(out)
@@ -126,11 +132,17 @@ func runOffsets(c *cli.Context) error {
 		}
 		r, err := fetch.ListOffsets(l, target, iso)
 		if err != nil {
-			// No answer for this partition (a record the lookup cannot
-			// decode): say so and answer the others, exit 2 at the end.
+			// No answer for this partition: say so and answer the
+			// others. A record the lookup cannot decode is the data's
+			// fault (exit 1, the broker's CORRUPT_MESSAGE), a read error
+			// trouble (exit 2).
 			out.Flush()
 			fmt.Fprintln(c.App.ErrWriter, "klog: offsets: "+d+": "+err.Error())
-			unreadable++
+			if exitCode(err) == ExitFindings {
+				corrupt++
+			} else {
+				unreadable++
+			}
 			continue
 		}
 		topic, part, named := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
@@ -160,6 +172,9 @@ func runOffsets(c *cli.Context) error {
 	}
 	if unreadable > 0 {
 		return troubleError("")
+	}
+	if corrupt > 0 {
+		return findingsError("")
 	}
 	return nil
 }

@@ -47,8 +47,10 @@ indexEntries, timeIndexEntries, indexProblems, timeIndexProblems,
 indexHealth, gapBefore, overlapBefore, tail, tailBytes, problems.
 
 Exit status: 0 clean; 1 findings: a batch whose CRC does not match or whose
-magic is not 0 to 2, a torn last batch or bytes that do not start one (not
-a zero-filled preallocated tail), an index problem, segments that overlap;
+magic is not 0 to 2, records that do not decode (an unknown codec, a stream
+that does not decompress, a count the records do not fill), a torn last
+batch or bytes that do not start one (not a zero-filled preallocated tail),
+an index problem, segments that overlap;
 the tables are printed in full first, then one line on stderr names the
 first finding (file, byte position, offset) and counts them; 2 usage or I/O
 trouble.`,
@@ -89,8 +91,8 @@ undecodableBatches, todayBytes, recordBytes, todayCodecs, codecs
 decompressMsPerMiB, errors}]).
 
 Exit status: 0 clean; 1 data problems were met (a batch whose CRC does not
-match or whose magic is not 0 to 2, unreadable batches, undecompressable
-records, a torn last batch, bytes after the last batch); the report is
+match or whose magic is not 0 to 2, unreadable batches, records that do not
+decode or decompress, a torn last batch, bytes after the last batch); the report is
 printed in full first, then one line on stderr names the first problem
 (file, byte position, offset) and counts them; 2 usage or I/O trouble.`,
 	Flags:  []cli.Flag{viewsJSONFlag, formatFlag, statsTopFlag, statsWhatIfFlag, statsSampleFlag, noProgressFlag, maxBatchFlag},

@@ -183,3 +183,36 @@ func TestViewsJSON(t *testing.T) {
 		}
 	})
 }
+
+// TestViewsSayUndecodableIsAFinding: a view that reads records tells the
+// truth about them: segments and stats exit 1 on batches whose records do
+// not decode (an unknown codec, a count they do not fill), and diff
+// --records exits 1, not 2, when a listed batch's records do not decode
+// (the data is at fault; klog answered). Before, segments and stats exited
+// 0 (neither decoded v2 records) and diff --records 2.
+func TestViewsSayUndecodableIsAFinding(t *testing.T) {
+	gen := func(name string) string { return segments(t, "generated", name) }
+	bad := filepath.Join(t.TempDir(), "b-0")
+	os.Mkdir(bad, 0o755)
+	copyFile(t, filepath.Join("..", "..", "testdata", "hostile", "endless-varint.log"), filepath.Join(bad, "00000000000000000000.log"))
+	empty := filepath.Join(t.TempDir(), "b-0")
+	os.Mkdir(empty, 0o755)
+	for _, c := range []struct {
+		args []string
+		kind string
+	}{
+		{[]string{"segments", gen("corrupt-codec-5")}, "unsupported-codec"},
+		{[]string{"stats", gen("corrupt-codec-5")}, "unsupported-codec"},
+		{[]string{"segments", gen("corrupt-count-too-high")}, "record-count"},
+		{[]string{"stats", gen("corrupt-count-too-high")}, "record-count"},
+		{[]string{"segments", gen("corrupt-count-too-low")}, "record-count"},
+		{[]string{"stats", gen("corrupt-count-too-low")}, "record-count"},
+		{[]string{"segments", bad}, "record-decode"},
+		{[]string{"diff", "--records", bad, empty}, "Found invalid record structure"},
+	} {
+		code, _, errs := klog(t, c.args...)
+		if code != ExitFindings || !strings.Contains(errs, c.kind) {
+			t.Errorf("klog %v: exit %d, want 1 naming %s: %s", c.args, code, c.kind, errs)
+		}
+	}
+}
