@@ -202,8 +202,9 @@ func Open(path string) (*Dir, error) {
 	return d, nil
 }
 
-// IsPartitionDir reports whether path holds segment, index, snapshot or
-// partition checkpoint files (or is named like a partition and is empty).
+// IsPartitionDir reports whether path holds segment, index, snapshot, KRaft
+// snapshot or partition checkpoint files (or is named like a partition and
+// is empty).
 func IsPartitionDir(path string) bool {
 	des, err := os.ReadDir(path)
 	if err != nil {
@@ -220,6 +221,10 @@ func IsPartitionDir(path string) bool {
 			}
 		}
 		if de.Name() == LeaderEpochCheckpoint || de.Name() == PartitionMetadata {
+			return true
+		}
+		if _, _, ok := ParseKRaftSnapshotName(de.Name()); ok {
+			// __cluster_metadata-0 holding only a snapshot.
 			return true
 		}
 	}

@@ -74,4 +74,11 @@ func TestOpen(t *testing.T) {
 	if err != nil || len(ld.Partitions) != 1 {
 		t.Errorf("OpenLogDir: %+v %v", ld, err)
 	}
+	// A KRaft metadata partition holding only a snapshot is one too.
+	meta := filepath.Join(t.TempDir(), "__cluster_metadata-0")
+	os.MkdirAll(meta, 0o755)
+	os.WriteFile(filepath.Join(meta, "00000000000000007259-0000000001.checkpoint"), nil, 0o644)
+	if !IsPartitionDir(meta) {
+		t.Error("IsPartitionDir: a directory holding a KRaft snapshot")
+	}
 }
