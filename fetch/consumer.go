@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"sort"
 	"strconv"
 	"time"
 
@@ -120,9 +119,8 @@ type Consumer struct {
 	polled   []Record
 	// keys/values of compressed batches are copied here so they outlive
 	// the record reader's buffer for the whole poll.
-	arena   []byte
-	hdrs    []format.Header
-	aborted map[int64]bool
+	arena []byte
+	hdrs  []format.Header
 	// follow keeps the log current for long polls when nothing else
 	// does.
 	follow *partition.Follower
@@ -156,7 +154,7 @@ func NewLogConsumer(l *partition.Log, cfg ConsumerConfig) (*Consumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Consumer{log: l, cfg: cfg, position: o.LogStartOffset, hw: o.HighWatermark, aborted: map[int64]bool{}}
+	c := &Consumer{log: l, cfg: cfg, position: o.LogStartOffset, hw: o.HighWatermark}
 	if cfg.StartOffset != nil {
 		c.position = *cfg.StartOffset
 		return c, nil
@@ -355,15 +353,15 @@ func longPoll(ctx context.Context, l *partition.Log, fo *partition.Follower, req
 	}
 }
 
-// decode turns the frame's whole batches into pending records: control
-// batches and (read_committed) aborted transactions are skipped, records
-// below the fetch offset dropped, and each record notes the position after it.
+// decode turns the frame's whole batches into pending records, as
+// ConsumerRules says: control records, aborted transactions
+// (read_committed) and records below the fetch offset are dropped, and
+// each record notes the position after it.
 func (c *Consumer) decode(f *Fetched) error {
 	c.endOfWhole = c.position
 	c.arena = c.arena[:0]
 	c.hdrs = c.hdrs[:0]
-	aborts := append([]AbortedTransaction(nil), f.AbortedTransactions...)
-	sort.Slice(aborts, func(i, j int) bool { return aborts[i].FirstOffset < aborts[j].FirstOffset })
+	rules := NewConsumerRules(c.cfg.Isolation, c.position, f.AbortedTransactions)
 	whole := 0
 	// Positions are the segment's (f.Position is where the frame starts in
 	// f.Segment), so an error names the byte in the file.
@@ -376,8 +374,10 @@ func (c *Consumer) decode(f *Fetched) error {
 			return fmt.Errorf("%w (at position %d)", &format.CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}, b.Pos)
 		}
 		whole++
-		if err := c.decodeBatch(b, &aborts); err != nil {
-			return err
+		if rules.Batch(b) == Kept {
+			if err := c.decodeBatch(b, rules); err != nil {
+				return err
+			}
 		}
 		c.endOfWhole = max(c.endOfWhole, b.NextOffset())
 	}
@@ -387,23 +387,7 @@ func (c *Consumer) decode(f *Fetched) error {
 	return nil
 }
 
-func (c *Consumer) decodeBatch(b *format.Batch, aborts *[]AbortedTransaction) error {
-	if b.IsV2() && b.IsTransactional() && c.cfg.Isolation == ReadCommitted {
-		for len(*aborts) > 0 && (*aborts)[0].FirstOffset <= b.LastOffset() {
-			c.aborted[(*aborts)[0].ProducerID] = true
-			*aborts = (*aborts)[1:]
-		}
-		if b.IsControl() {
-			delete(c.aborted, b.ProducerID)
-			return nil
-		}
-		if c.aborted[b.ProducerID] {
-			return nil
-		}
-	}
-	if b.IsControl() {
-		return nil
-	}
+func (c *Consumer) decodeBatch(b *format.Batch, rules *ConsumerRules) error {
 	if err := c.rr.Reset(b); err != nil {
 		return err
 	}
@@ -417,7 +401,7 @@ func (c *Consumer) decodeBatch(b *format.Batch, aborts *[]AbortedTransaction) er
 			return err
 		}
 		r := &c.rec
-		if r.Offset < c.position {
+		if rules.Record(r) != Kept {
 			continue
 		}
 		rec := Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, ProducerID: b.ProducerID}

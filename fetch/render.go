@@ -10,23 +10,30 @@ import (
 	"github.com/klog-dev/klog/ndjson"
 )
 
-// frameRecords yields the whole batches of a frame and their records; base
-// is the frame's byte position in its segment, so that an error names the
-// position in the file.
-func frameRecords(frame []byte, base int64, fn func(b *format.Batch, r *format.Record) error) error {
+// frameRecords yields the whole batches of a response and their records,
+// each with why a consumer reading at iso would drop it (Kept: it hands it
+// over). Positions are the segment's (f.Position is where the frame starts),
+// so that an error names the position in the file.
+func frameRecords(f *Fetched, iso Isolation, fn func(b *format.Batch, r *format.Record, d Drop) error) error {
+	rules := NewConsumerRules(iso, f.FetchOffset, f.AbortedTransactions)
 	var rr format.RecordReader
-	for b, err := range format.FrameBatches(frame, base) {
+	for b, err := range format.FrameBatches(f.Frame, f.Position) {
 		if err != nil {
 			return err
 		}
 		if err := b.CheckCRC(); err != nil {
 			return fmt.Errorf("%w (at position %d)", err, b.Pos)
 		}
+		batchDrop := rules.Batch(b)
 		for r, err := range rr.Records(b) {
 			if err != nil {
 				return err
 			}
-			if err := fn(b, r); err != nil {
+			d := batchDrop
+			if d == Kept {
+				d = rules.Record(r)
+			}
+			if err := fn(b, r, d); err != nil {
 				return err
 			}
 		}
@@ -35,10 +42,11 @@ func frameRecords(frame []byte, base int64, fn func(b *format.Batch, r *format.R
 }
 
 // WriteText writes klog fetch's text: the response's summary line and, when
-// ferr is nil, its records (with keys and values when data is set). It
-// returns the error that stopped the records (a corrupt batch, an
-// undecodable record), after saying it on the "! " line.
-func (f *Fetched) WriteText(out *bufio.Writer, ferr error, data bool) error {
+// ferr is nil, its records (with keys and values when data is set), each
+// one a consumer reading at iso drops marked "dropped: <why>". It returns
+// the error that stopped the records (a corrupt batch, an undecodable
+// record), after saying it on the "! " line.
+func (f *Fetched) WriteText(out *bufio.Writer, ferr error, iso Isolation, data bool) error {
 	fmt.Fprintf(out, "fetchOffset: %d highWatermark: %d lastStableOffset: %d logStartOffset: %d logEndOffset: %d recordsSizeInBytes: %d truncated: %t",
 		f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.LogStartOffset, f.LogEndOffset, len(f.Frame), f.Truncated)
 	if f.Truncated {
@@ -58,7 +66,7 @@ func (f *Fetched) WriteText(out *bufio.Writer, ferr error, data bool) error {
 	if ferr != nil {
 		return nil
 	}
-	err := frameRecords(f.Frame, f.Position, func(b *format.Batch, r *format.Record) error {
+	err := frameRecords(f, iso, func(b *format.Batch, r *format.Record, d Drop) error {
 		fmt.Fprintf(out, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, r.KeySize, r.ValueSize)
 		if b.IsControl() {
 			if k, err := format.ParseControlKey(r.Key); err == nil {
@@ -66,6 +74,9 @@ func (f *Fetched) WriteText(out *bufio.Writer, ferr error, data bool) error {
 			}
 		} else if data {
 			writeKeyValue(out, r.Key, r.Value)
+		}
+		if d != Kept {
+			out.WriteString(" dropped: " + d.String())
 		}
 		out.WriteByte('\n')
 		return nil
@@ -121,13 +132,16 @@ func (f *Fetched) WriteJSON(out *bufio.Writer, req Request, ferr error, took tim
 	// The records are streamed to out one by one: a batch can hold
 	// millions of them, and the line must not be built in memory.
 	first := true
-	derr = frameRecords(f.Frame, f.Position, func(b *format.Batch, r *format.Record) error {
+	derr = frameRecords(f, req.Isolation, func(b *format.Batch, r *format.Record, d Drop) error {
 		if !first {
 			l = append(l, ',')
 		}
 		first = false
 		var err error
 		l, err = ndjson.RecordFields(ndjson.Begin(l, "record"), b, r, &opts)
+		if d != Kept {
+			l = ndjson.Str(l, "dropped", d.String())
+		}
 		l = ndjson.End(l)
 		if _, werr = out.Write(l); werr != nil {
 			return werr

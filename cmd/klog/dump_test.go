@@ -21,7 +21,6 @@ var kafkaDumpLogOptions = []string{
 // TestDumpHelpListsKafkaDumpLogOptions keeps klog dump --help in step with
 // kafka-dump-log.sh --help: every Kafka option is a dump option, listed.
 func TestDumpHelpListsKafkaDumpLogOptions(t *testing.T) {
-	t.Parallel()
 	code, out, errs := klog(t, "dump", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

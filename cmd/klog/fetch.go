@@ -10,6 +10,7 @@ import (
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
@@ -33,6 +34,7 @@ var (
 	fetchStateFlag    = &cli.StringFlag{Name: "state", Usage: "with --group, keep the group's offsets in this directory's __consumer_offsets instead of the log dir's (a read-only klog serve's --state)"}
 	fetchTimeoutFlag  = &cli.DurationFlag{Name: "timeout", Usage: "with --follow, stop after this long (default: until interrupted)"}
 	fetchDataFlag     = &cli.BoolFlag{Name: "print-data-log", Value: true, Usage: "print keys and values"}
+	fetchConsumerFlag = &cli.BoolFlag{Name: "consumer", Usage: "print what a consumer's poll hands the application (as --follow does for one poll), not the response"}
 	fetchResetFlag    = &cli.StringFlag{Name: "reset", Value: "earliest", Usage: "with --follow, auto.offset.reset: where to start without a committed offset, and where to go when the position is out of range: earliest, latest or none"}
 )
 
@@ -44,8 +46,11 @@ var fetchCommand = &cli.Command{
 says the same): the fetch offset, max bytes (the response may end inside a
 batch), KIP-74, the high watermark or last stable offset bound, aborted
 transactions for read_committed, long polls.
-Prints a summary line and the records; --json prints one request-log-shaped
-object per fetch. --follow --group G runs a consumer that prints position and
+Prints a summary line and the records of the response, each one a consumer
+would not hand the application marked "dropped: below-fetch-offset",
+"aborted" or "control"; --json prints one request-log-shaped object per
+fetch. --consumer prints only what a consumer hands over (kcat, librdkafka,
+franz-go), as --follow does for one poll. --follow --group G runs a consumer that prints position and
 lag after each poll and commits to __consumer_offsets (the store klog serve
 uses: a group committed through serve resumes here, and the reverse; --state
 names a read-only serve's state directory). --offset N overrides the committed offset;
@@ -54,7 +59,7 @@ one and where to go when the position is out of range (retention deleted
 it); --json prints one object per record and per poll.`,
 	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
 		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
-		fetchStateFlag, fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag, fetchResetFlag},
+		fetchStateFlag, fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag, fetchResetFlag, fetchConsumerFlag},
 	Action: runFetch,
 }
 
@@ -80,9 +85,11 @@ func runFetch(c *cli.Context) error {
 	}
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
-	if c.Bool(fetchFollowFlag.Name) {
-		signalEndsFollow(c)
+	switch {
+	case c.Bool(fetchFollowFlag.Name):
 		return follow(c, dir, iso, offset, out)
+	case c.Bool(fetchConsumerFlag.Name):
+		return consumerPoll(c, dir, iso, offset, recOpts, out)
 	}
 	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
 	if err != nil {
@@ -121,7 +128,7 @@ func runFetch(c *cli.Context) error {
 			return troubleError("fetch: %w", werr)
 		}
 	} else {
-		derr = f.WriteText(out, err, c.Bool(fetchDataFlag.Name))
+		derr = f.WriteText(out, err, iso, c.Bool(fetchDataFlag.Name))
 	}
 	if oor != nil {
 		out.Flush()
@@ -182,8 +189,48 @@ func resolveFetchOffset(l *partition.Log, o offsetSpec, replica bool, iso fetch.
 	return o.resolve(off.LogStartOffset, end), nil
 }
 
+// consumerPoll is --consumer: one poll of a consumer from the fetch offset
+// (the log start without --offset), printed as --follow prints a poll: the
+// records the application gets, then the position.
+func consumerPoll(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, recOpts ndjson.Options, out *bufio.Writer) error {
+	switch {
+	case c.Bool(fetchReplicaFlag.Name):
+		return usageError("fetch: --consumer reads as a consumer, not as a replica (--replica)")
+	case c.IsSet(fetchGroupFlag.Name):
+		return usageError("fetch: --consumer is one poll from --offset; a group's consumer is --follow --group")
+	}
+	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
+	if err != nil {
+		return fail("fetch", err)
+	}
+	start := l.LogStartOffset()
+	if offset != nil {
+		if start, err = resolveFetchOffset(l, *offset, false, iso); err != nil {
+			return fail("fetch", err)
+		}
+	}
+	cons, err := fetch.NewLogConsumer(l, fetch.ConsumerConfig{StartOffset: &start, Reset: fetch.ResetNone,
+		MaxBytes: int32(c.Int(fetchMaxFlag.Name)), PartitionMaxBytes: int32(c.Int(fetchPartMaxFlag.Name)),
+		MinBytes: int32(c.Int(fetchMinBytesFlag.Name)), MaxWait: c.Duration(fetchMaxWaitFlag.Name), Isolation: iso,
+		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name)})
+	if err != nil {
+		return fail("fetch", err)
+	}
+	defer cons.Close()
+	recs, f, err := cons.Poll(c.Context)
+	fw := &fetch.FollowWriter{Out: out, JSON: c.Bool(fetchJSONFlag.Name), Opts: recOpts}
+	fw.Records(recs)
+	if err != nil {
+		out.Flush()
+		return followError(err, f)
+	}
+	fw.Position(cons)
+	return nil
+}
+
 // follow runs a consumer until the context ends: poll, print, commit.
 func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, out *bufio.Writer) error {
+	signalEndsFollow(c)
 	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
 	if err != nil {
 		return fail("fetch", err)
