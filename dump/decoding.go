@@ -31,7 +31,8 @@ func (d *dumper) attachDecoder() {
 // message decoder wins over the decoder classes, which are loaded value
 // first; klog's external value decoder replaces the value class.
 func (d *dumper) loadClasses() error {
-	if d.dec != nil || d.cd != nil {
+	o := &d.opts
+	if d.dec != nil || d.cd != nil || o.KeyDecoderClass == nil && o.ValueDecoderClass == nil && o.ValueDecoder == nil {
 		return nil
 	}
 	cd := &contentDecoder{ext: d.opts.ValueDecoder, keyEnc: d.opts.KeyEncoding, valueEnc: d.opts.ValueEncoding}
