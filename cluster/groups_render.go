@@ -2,8 +2,8 @@ package cluster
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
+	"github.com/klog-dev/klog/ndjson"
 	"io"
 	"sort"
 	"strconv"
@@ -297,16 +297,6 @@ func WriteGroupsJSON(w io.Writer, rep *GroupsReport) error {
 	}{rep, len(rep.Groups)})
 }
 
-// writeTyped writes v as one JSON line with "type" first.
-func writeTyped(w io.Writer, typ string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	line := append([]byte(`{"type":"`+typ+`"`), b[1:]...)
-	if len(b) > 2 {
-		line = append([]byte(`{"type":"`+typ+`",`), b[1:]...)
-	}
-	_, err = w.Write(append(line, '\n'))
-	return err
-}
+// writeTyped writes v as one JSON line with "type" first (the one
+// encoding every command's JSON lines use).
+func writeTyped(w io.Writer, typ string, v any) error { return ndjson.WriteTyped(w, typ, v) }

@@ -49,6 +49,19 @@ const (
 	// KindSnapshotRange: a producer snapshot above the log end offset,
 	// which the broker deletes when it loads the partition.
 	KindSnapshotRange Kind = "snapshot-range"
+	// The data of a log dir checked against the KRaft metadata image
+	// (package cluster; klog verify runs it when a log dir holds the
+	// metadata log). KindImageMissingReplica: a partition the image
+	// assigns to the broker (in this log dir, when it names one) is not
+	// there. KindImageTopicID: partition.metadata records another topic id
+	// than the image's topic of that name. KindImageUnknownPartition: a
+	// partition whose topic or number the image does not have, or does not
+	// assign to the broker. KindImageUnknownLogDir: a log dir whose
+	// directory.id the image does not register for the broker.
+	KindImageMissingReplica   Kind = "image-missing-replica"
+	KindImageTopicID          Kind = "image-topic-id"
+	KindImageUnknownPartition Kind = "image-unknown-partition"
+	KindImageUnknownLogDir    Kind = "image-unknown-log-dir"
 )
 
 // Stage is what was being decoded when a format error happened.

@@ -23,6 +23,10 @@ func (f *FileReport) AppendText(b []byte) []byte {
 		b = append(b, "ignored ("+f.Ignored+")"...)
 	case f.Err != "":
 		b = append(b, "error: "+f.Err...)
+	case n == 0 && f.Kind == KindMetadataImage:
+		b = append(b, "ok (agrees with the metadata image at offset "...)
+		b = strconv.AppendInt(b, f.LastOffset, 10)
+		b = append(b, ')')
 	case n == 0:
 		b = append(b, "ok ("...)
 		switch f.Kind {

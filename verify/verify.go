@@ -36,6 +36,11 @@ type Problem struct {
 	Info bool `json:"info,omitempty"`
 }
 
+// KindMetadataImage is the fileKind of a log dir's check against the KRaft
+// metadata image (package cluster, run by klog verify): lastOffset is the
+// image's last offset, the problems are the image-* kinds.
+const KindMetadataImage = "metadata-image"
+
 // FileReport is the verdict on one file.
 type FileReport struct {
 	Path string `json:"path"`

@@ -33,6 +33,12 @@ leader-epoch-checkpoint or, when there is none, the batches' partition leader
 epochs: what a follower truncates when it rejoins, i.e. the acks=1 records an
 unclean election loses.
 
+Given log dirs instead (several brokers'), every partition more than one
+of them holds is compared, its replicas matched by topic id (replicas of one
+name with different topic ids are different topics'), each with its leader
+inferred; --json writes one "partitionDiff" object per partition (topic,
+partition, topicId, brokers, dirs, diff).
+
 --json writes one "diff" object; the fields are listed in the README.
 
 Exit status: 0 identical, or replicas only behind the leader; 1 diverged,
@@ -50,14 +56,15 @@ func runDiff(c *cli.Context) error {
 	if len(args) < 2 {
 		return usageError("diff: give at least two replica DIRs (got %d)", len(args))
 	}
-	for _, a := range args {
-		if !partition.IsPartitionDir(a) {
-			return usageError("diff: %s is not a partition directory", a)
-		}
-	}
 	format, err := viewFormat(c)
 	if err != nil {
 		return err
+	}
+	logDirs := allLogDirs(args)
+	for _, a := range args {
+		if !logDirs && !partition.IsPartitionDir(a) {
+			return usageError("diff: %s is not a partition directory", a)
+		}
 	}
 	leader := -1
 	if l := c.String(diffLeaderFlag.Name); l != "" {
@@ -80,8 +87,12 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := inspect.Diff(args, inspect.DiffOptions{Leader: leader, MaxExtraBatches: c.Int(diffMaxExtraFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name),
-		Records: c.Bool(diffRecordsFlag.Name), MaxExtraRecords: c.Int(diffMaxRecsFlag.Name), RecordJSON: recOpts})
+	opts := inspect.DiffOptions{Leader: leader, MaxExtraBatches: c.Int(diffMaxExtraFlag.Name), MaxBatchBytes: c.Int(maxBatchFlag.Name),
+		Records: c.Bool(diffRecordsFlag.Name), MaxExtraRecords: c.Int(diffMaxRecsFlag.Name), RecordJSON: recOpts}
+	if logDirs {
+		return runDiffAll(c, args, format, opts)
+	}
+	rep, err := inspect.Diff(args, opts)
 	if err != nil {
 		return viewError("diff", err)
 	}

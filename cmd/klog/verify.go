@@ -39,6 +39,15 @@ batches, records, bytes, problems, elapsed. --json writes one object per
 file instead (no summary). --fail-fast stops at the first file with a
 finding. On a terminal, progress in bytes is shown on stderr.
 
+A log directory that holds __cluster_metadata-0 (or several given together,
+one broker's or several brokers') is also checked against the KRaft
+metadata image: a partition the image assigns to the broker that is not
+there (image-missing-replica), a partition.metadata whose topic id is not
+the image's (image-topic-id), a partition the image does not have or does
+not assign to the broker (image-unknown-partition), a log dir whose
+directory.id the image does not register (image-unknown-log-dir): one
+report per log dir, fileKind metadata-image.
+
 Exit status: 0 clean, 1 findings, 2 usage or I/O trouble.`,
 	Flags:  append([]cli.Flag{verifyJSONFlag, verifyJobsFlag, verifyQuiet, verifyFailFastFlag, noProgressFlag, maxBatchFlag}, verifyFleetFlags...),
 	Action: runVerify,
@@ -122,6 +131,12 @@ func runVerify(c *cli.Context) error {
 			return troubleError("verify: interrupted")
 		}
 		return troubleError("verify: %w", runErr)
+	}
+	for _, f := range imageReports(c, args, stopped) {
+		sum.Add(f)
+		if !quiet || !f.OK {
+			writeFileReport(out, f, jsonOut)
+		}
 	}
 	if err := fleet.write(time.Since(start)); err != nil {
 		return err

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+
+	"github.com/klog-dev/klog/cluster"
+	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/verify"
+	"github.com/urfave/cli/v2"
+)
+
+// imageReports checks the log dirs among args against the KRaft metadata
+// image when one of them holds __cluster_metadata-0 (README, klog verify):
+// one report per log dir checked, its findings the image check's, its
+// lastOffset the image's. Not after --fail-fast stopped the run.
+func imageReports(c *cli.Context, args []string, stopped bool) []*verify.FileReport {
+	if stopped {
+		return nil
+	}
+	var logDirs []string
+	for _, a := range args {
+		if st, err := os.Stat(a); err == nil && st.IsDir() && !partition.IsPartitionDir(a) {
+			logDirs = append(logDirs, a)
+		}
+	}
+	if len(logDirs) == 0 {
+		return nil
+	}
+	dirs, err := cluster.Discover(logDirs)
+	if err != nil {
+		return nil // verify has reported the directories it could not read
+	}
+	im := cluster.ImageOf(c.Context, dirs)
+	if im == nil {
+		return nil
+	}
+	byDir := map[string]*verify.FileReport{}
+	var out []*verify.FileReport
+	for _, ld := range dirs {
+		f := &verify.FileReport{Path: ld.Path, Kind: verify.KindMetadataImage, OK: true, FirstOffset: -1, LastOffset: im.Provenance.LastContainedOffset,
+			ValidBytes: -1, Problems: []verify.Problem{}}
+		byDir[ld.Path] = f
+		out = append(out, f)
+	}
+	for _, fd := range cluster.CheckImage(dirs, im) {
+		f := byDir[fd.LogDir]
+		f.Problems = append(f.Problems, verify.Problem{Path: fd.Path, Kind: fd.Kind, Position: -1, Offset: -1, Message: fd.Message, Info: fd.Info})
+		if !fd.Info {
+			f.OK = false
+		}
+	}
+	return out
+}
