@@ -132,12 +132,7 @@ func runVerify(c *cli.Context) error {
 		}
 		return troubleError("verify: %w", runErr)
 	}
-	for _, f := range imageReports(c, args, stopped) {
-		sum.Add(f)
-		if !quiet || !f.OK {
-			writeFileReport(out, f, jsonOut)
-		}
-	}
+	writeImageReports(c, args, stopped, out, &sum)
 	if err := fleet.write(time.Since(start)); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"os"
 
 	"github.com/klog-dev/klog/cluster"
@@ -8,6 +9,17 @@ import (
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
+
+// writeImageReports adds the image check's reports to the run and writes
+// them as verify's file reports (--quiet: those with findings).
+func writeImageReports(c *cli.Context, args []string, stopped bool, out *bufio.Writer, sum *verify.Summary) {
+	for _, f := range imageReports(c, args, stopped) {
+		sum.Add(f)
+		if !c.Bool(verifyQuiet.Name) || !f.OK {
+			writeFileReport(out, f, c.Bool(verifyJSONFlag.Name))
+		}
+	}
+}
 
 // imageReports checks the log dirs among args against the KRaft metadata
 // image when one of them holds __cluster_metadata-0 (README, klog verify):
