@@ -64,7 +64,6 @@ func readDecoderDump(t *testing.T, path string) []dumpRecord {
 // written from the JSON independently of the package under test.
 type miniImage struct {
 	topics  map[string]string // id -> name
-	parts   map[string]string // "id/p" -> "leader=.. le=.. pe=.. isr=.. replicas=.."
 	state   map[string][5]any
 	brokers map[float64]bool // id -> fenced
 }
