@@ -18,7 +18,7 @@ package serve
 import (
 	"encoding/binary"
 	"errors"
-	"io"
+	"strconv"
 	"sync"
 
 	"github.com/klog-dev/klog/format"
@@ -48,13 +48,14 @@ const (
 const readOnlyMessage = "klog serve is read-only: start it with --writable to accept produce"
 
 // handleProduce appends each partition's batch through produce's Appender
-// as the broker's log does, after the checks of LogValidator and
-// ProducerAppendInfo: exactly one v2 batch, a valid CRC and records
-// (CORRUPT_MESSAGE), the producer's epoch and sequence. The batch is stored
-// as the client sent it except the fields a broker assigns: the base
-// offset, the partition leader epoch and, for LogAppendTime, the max
-// timestamp (with the CRC recomputed). acks=1 and acks=all are the same
-// here: the partition is its only replica.
+// as the broker's log does, after the broker's checks in its order
+// (validate.go: ProduceRequest.validateRecords, internal topics,
+// analyzeAndValidateRecords, LogValidator) and ProducerAppendInfo's epoch
+// and sequence rules. The batch is stored as the client sent it except the
+// fields a broker assigns: the base offset, the partition leader epoch
+// and, for LogAppendTime, the max timestamp (with the CRC recomputed).
+// acks=1 and acks=all are the same here: the partition is its only
+// replica.
 func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 	s := cn.s
 	if !s.cfg.Writable && r.Acks == 0 {
@@ -89,20 +90,18 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 			p.BaseOffset, p.LogAppendTime, p.LogStartOffset = -1, -1, -1
 			p.ErrorCode, p.ErrorMessage = code, msg
 			if code == 0 {
-				sp := s.lookup(rt.Topic, rp.Partition)
-				if sp == nil {
-					p.ErrorCode = kerr.UnknownTopicOrPartition.Code
-				} else {
-					res := sp.produce(rp.Records, s.cfg.Clock.Now().UnixMilli())
-					p.ErrorCode = res.code
-					if res.msg != "" && r.Version >= 8 {
-						m := res.msg
-						p.ErrorMessage = &m
-					}
-					if res.code == 0 {
-						p.BaseOffset, p.LogAppendTime, p.LogStartOffset = res.base, res.appendTime, res.logStart
-						appended = appended || res.appended
-					}
+				res := s.producePartition(r.Version, rt.Topic, rp.Partition, rp.Records)
+				p.ErrorCode = res.code
+				if res.msg != "" && r.Version >= 8 {
+					m := res.msg
+					p.ErrorMessage = &m
+				}
+				if r.Version >= 8 {
+					p.ErrorRecords = res.records
+				}
+				if res.code == 0 {
+					p.BaseOffset, p.LogAppendTime, p.LogStartOffset = res.base, res.appendTime, res.logStart
+					appended = appended || res.appended
 				}
 			}
 			failed = failed || p.ErrorCode != 0
@@ -126,39 +125,45 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 type produceResult struct {
 	code             int16
 	msg              string
+	records          []kmsg.ProduceResponseTopicPartitionErrorRecord
 	base, appendTime int64
 	logStart         int64
 	appended         bool
 }
 
-// produce validates and appends one partition's records (the request
-// buffer, which it may change: the broker-assigned fields).
-func (p *part) produce(raw []byte, now int64) produceResult {
+// producePartition checks one partition's records in the broker's order
+// (validate.go) and appends them.
+func (s *Server) producePartition(version int16, topic string, partition int32, raw []byte) produceResult {
+	fail := func(r *refuseProduce) produceResult {
+		return produceResult{code: r.code, msg: r.msg, records: r.records}
+	}
+	sp := s.lookup(topic, partition)
+	internal := kafkaInternalTopics[topic] || internalTopic(topic)
+	if sp == nil && !internal {
+		return produceResult{code: kerr.UnknownTopicOrPartition.Code}
+	}
+	raw, r := checkStructure(version, raw)
+	if r != nil {
+		return fail(r)
+	}
+	tp := topic + "-" + strconv.Itoa(int(partition))
+	if internal {
+		return fail(refuse(kerr.InvalidTopicException.Code, "Cannot append to internal topic "+topic))
+	}
+	now := s.cfg.Clock.Now().UnixMilli()
+	b, r := s.checkBatch(tp, raw, now)
+	if r != nil {
+		return fail(r)
+	}
+	return sp.produce(b, raw, now)
+}
+
+// produce appends one partition's validated batch (raw, the request
+// buffer, which it changes: the broker-assigned fields).
+func (p *part) produce(b *format.Batch, raw []byte, now int64) produceResult {
 	fail := func(code int16, msg string) produceResult { return produceResult{code: code, msg: msg} }
-	b, err := format.ParseBatch(raw, 0)
-	if err != nil {
-		return fail(kerr.CorruptMessage.Code, err.Error())
-	}
-	if !b.IsV2() {
-		return fail(kerr.UnsupportedForMessageFormat.Code, "produce v3+ carries record batches of magic 2 only")
-	}
-	if int(b.Size()) != len(raw) {
-		return fail(kerr.InvalidRecord.Code, "a produce request must hold exactly one record batch per partition")
-	}
-	if err := b.CheckCRC(); err != nil {
-		return fail(kerr.CorruptMessage.Code, err.Error())
-	}
-	if !b.Compression().Known() {
-		return fail(kerr.UnsupportedCompressionType.Code, "unknown compression codec")
-	}
-	if b.IsControl() {
-		return fail(kerr.InvalidRecord.Code, "clients may not produce control batches")
-	}
 	if b.IsTransactional() {
 		return fail(kerr.TransactionalIDAuthorizationFailed.Code, "klog serve has no transaction coordinator")
-	}
-	if err := checkRecords(b); err != nil {
-		return fail(kerr.CorruptMessage.Code, err.Error())
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -246,35 +251,6 @@ func seqBehind(a, last int32) bool {
 		d += 1 << 31
 	}
 	return d < 1<<30
-}
-
-// checkRecords decodes every record (decompressing) and checks the count
-// and offset deltas the header declares (LogValidator).
-func checkRecords(b *format.Batch) error {
-	rr := readers.Get().(*format.RecordReader)
-	defer readers.Put(rr)
-	var rec format.Record
-	if err := rr.Reset(b); err != nil {
-		return err
-	}
-	n := int64(0)
-	for {
-		err := rr.Next(&rec)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if rec.Offset != b.BaseOffset+n {
-			return errors.New("record offset deltas are not 0, 1, 2, ...")
-		}
-		n++
-	}
-	if n == 0 || n != int64(b.LastOffsetDelta)+1 {
-		return errors.New("record count does not match the batch's last offset delta")
-	}
-	return nil
 }
 
 // readers keeps record readers (and their decompression buffers) between

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klog-dev/klog/internal/hostile"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -31,6 +32,14 @@ func seedRequests(tb testing.TB) [][]byte {
 	pr.Version = 9
 	pr.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: data[:min(len(data), 2000)]}}}}
 	seeds = append(seeds, encodeRequest(pr, 2, "fuzz")[4:])
+	// The produce path's hostile bodies (validate.go's classes, the
+	// bombs).
+	for _, body := range hostile.Produce() {
+		pr := kmsg.NewPtrProduceRequest()
+		pr.Version, pr.Acks = 9, -1
+		pr.Topics = []kmsg.ProduceRequestTopic{{Topic: "none", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: body}}}}
+		seeds = append(seeds, encodeRequest(pr, 2, "fuzz")[4:])
+	}
 	// Group requests a coordinator takes: a join that parks, a commit
 	// that is written.
 	inst := "i"

@@ -72,6 +72,16 @@ type Config struct {
 	StateDir string
 	// MaxRequestBytes bounds a request frame (default 100 MiB).
 	MaxRequestBytes int32
+	// MaxMessageBytes is message.max.bytes: the largest record batch a
+	// producer may append (default 1048588; MESSAGE_TOO_LARGE beyond).
+	MaxMessageBytes int32
+	// TimestampBeforeMax and TimestampAfterMax are
+	// message.timestamp.before/after.max.ms: how far a CreateTime record's
+	// timestamp may be before or after the server's time
+	// (INVALID_TIMESTAMP beyond). Before: zero or negative is no limit
+	// (Kafka's default). After: zero is one hour (Kafka's default since
+	// 4.0), negative no limit.
+	TimestampBeforeMax, TimestampAfterMax time.Duration
 	// MaxConnections bounds open connections (default 4096); more are
 	// closed on accept.
 	MaxConnections int
@@ -174,6 +184,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.TimestampAfterMax == 0 {
+		cfg.TimestampAfterMax = DefaultTimestampAfterMax
+	}
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
@@ -225,7 +241,8 @@ func New(cfg Config) (*Server, error) {
 
 // internalTopic reports topics a server keeps for itself.
 func internalTopic(name string) bool {
-	return name == OffsetsTopic || name == "__transaction_state" || name == "__cluster_metadata" || name == tiered.MetadataTopic
+	return name == OffsetsTopic || name == "__transaction_state" || name == "__cluster_metadata" || name == tiered.MetadataTopic ||
+		name == "__share_group_state"
 }
 
 func (s *Server) loadTopics() error {
@@ -318,8 +335,8 @@ func (s *Server) createTopic(name string) (*topic, error) {
 	if t := s.topics[name]; t != nil {
 		return t, nil
 	}
-	if !validTopicName(name) || internalTopic(name) {
-		return nil, errors.New("invalid topic name")
+	if err := s.checkNewTopic(name); err != nil {
+		return nil, err
 	}
 	dir := filepath.Join(s.cfg.LogDir, name+"-0")
 	p := &part{topic: name, index: 0, dir: dir, hw: -1}

@@ -29,6 +29,9 @@ var (
 	serveMaxReqFlag   = &cli.IntFlag{Name: "max-request-bytes", Value: serve.DefaultMaxRequestBytes, Usage: "largest request frame accepted (socket.request.max.bytes)"}
 	serveMaxConnFlag  = &cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "open connections beyond this are closed on accept"}
 	serveAdvertFlag   = &cli.StringFlag{Name: "advertise", Usage: "host:port clients are told to connect to (default: the listen address)"}
+	serveMaxMsgFlag   = &cli.IntFlag{Name: "max-message-bytes", Value: serve.DefaultMaxMessageBytes, Usage: "largest record batch a producer may append, and largest group record (message.max.bytes)"}
+	serveTSBeforeFlag = &cli.DurationFlag{Name: "message-timestamp-before-max", Usage: "refuse CreateTime records older than this against the server's clock (message.timestamp.before.max.ms; default no limit)"}
+	serveTSAfterFlag  = &cli.DurationFlag{Name: "message-timestamp-after-max", Value: serve.DefaultTimestampAfterMax, Usage: "refuse CreateTime records further than this in the future (message.timestamp.after.max.ms)"}
 	serveIdleFlag     = &cli.DurationFlag{Name: "idle-timeout", Value: serve.DefaultIdleTimeout, Usage: "close a connection idle this long (connections.max.idle.ms)"}
 )
 
@@ -49,6 +52,7 @@ start), -4 (earliest-local) and -5 (latest-tiered) as a broker with tiered
 storage does. Stops cleanly on SIGINT/SIGTERM.`,
 	Flags: []cli.Flag{serveLogDirFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
 		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag,
+		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag,
 		tieredRemoteFlag, tieredPrefixFlag, tieredKeyPairFlag, tieredRSMFlag, s3EndpointFlag, s3RegionFlag, s3ProfileFlag, s3AddressingFlag, s3AnonymousFlag, tieredParallelFlag},
 	Action: runServe,
 }
@@ -77,7 +81,7 @@ func runServe(c *cli.Context) error {
 	if c.Args().Len() > 0 {
 		return usageError("serve: unexpected arguments %q", c.Args().Slice())
 	}
-	if err := int32Flags(c, serveMaxReqFlag.Name); err != nil {
+	if err := int32Flags(c, serveMaxReqFlag.Name, serveMaxMsgFlag.Name); err != nil {
 		return err
 	}
 	dir := c.String(serveLogDirFlag.Name)
@@ -86,7 +90,11 @@ func runServe(c *cli.Context) error {
 	}
 	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
 		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
-		IdleTimeout: c.Duration(serveIdleFlag.Name)}
+		IdleTimeout: c.Duration(serveIdleFlag.Name), MaxMessageBytes: int32(c.Int(serveMaxMsgFlag.Name)),
+		TimestampBeforeMax: c.Duration(serveTSBeforeFlag.Name), TimestampAfterMax: c.Duration(serveTSAfterFlag.Name)}
+	if cfg.TimestampAfterMax == 0 {
+		cfg.TimestampAfterMax = -1 // 0 on the command line: no limit
+	}
 	if err := serveRemote(c, &cfg); err != nil {
 		return err
 	}

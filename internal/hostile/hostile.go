@@ -308,3 +308,37 @@ func ZstdRLEFrame(size int64) []byte {
 	}
 	return f
 }
+
+// Produce returns the record bytes of hostile produce requests for one
+// partition, by name: the dense segments above and the classes a broker's
+// produce path refuses (ProduceRequest.validateRecords, LogValidator), each
+// with a valid CRC where the class allows one so that it reaches the check
+// it is meant for. None of them may be appended.
+func Produce() map[string][]byte {
+	out := Dense()
+	one := Batch(0, 0, 0, 1, record(0, []byte("v")))
+	fix := func(b []byte) []byte {
+		binary.BigEndian.PutUint32(b[17:], format.ChecksumC(b[21:]))
+		return b
+	}
+	clone := func() []byte { return append([]byte(nil), one...) }
+	magic3 := clone()
+	magic3[16] = 3
+	out["magic-3"] = fix(magic3)
+	magic1 := clone()
+	magic1[16] = 1
+	out["magic-1"] = magic1
+	out["two-batches"] = append(clone(), one...)
+	out["count-above-delta"] = Batch(0, 0, 0, 2, append(record(0, nil), record(1, nil)...))
+	out["delta-above-count"] = Batch(0, 0, 1, 1, record(0, nil))
+	out["base-offset"] = fix(append(binary.BigEndian.AppendUint64(nil, 42), one[8:]...))
+	out["control"] = Batch(0, 0x20, 0, 1, record(0, nil))
+	future := clone()
+	binary.BigEndian.PutUint64(future[27:], 1<<62)
+	binary.BigEndian.PutUint64(future[35:], 1<<62)
+	out["future-timestamp"] = fix(future)
+	out["records-left-over"] = Batch(0, 0, 0, 1, append(record(0, nil), 0, 0, 0))
+	out["short-size"] = one[:12:12]
+	out["zstd-bomb-15k"] = Batch(0, int16(format.CompressionZstd), 0, 1, ZstdRLEFrame(480<<20))
+	return out
+}
