@@ -1,24 +1,24 @@
 package serve
 
-// Metadata, key 3: v0-v12.
+// Metadata, key 3: v0-v13.
 //
 // Version notes (MetadataRequest.json):
 //   - v0: an empty topic list means every topic; v1+: null means every
 //     topic, empty means none; v1 adds the controller and rack; v2 the
 //     cluster id; v3 throttle time; v4 AllowAutoTopicCreation.
 //   - v5: offline replicas; v7: each partition's leader epoch.
-//   - v8: authorized operations may be asked for (answered as not
-//     computed).
+//   - v8: authorized operations may be asked for (answered as a broker
+//     without an authorizer answers: every operation of the resource).
 //   - v9: flexible; v10: topic ids in the answer; v11 drops the cluster's
 //     authorized operations (KIP-700); v12: topics may be asked by id.
-//   - v13 (a top-level error code, KIP-1102) is not served.
+//   - v13: a top-level error code (KIP-1102; none here).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(3, 0, 12, (*conn).handleMetadata) }
+func init() { register(3, 0, 13, (*conn).handleMetadata) }
 
 // handleMetadata describes this one broker (node cfg.NodeID, the leader
 // and only replica of every partition) and the requested topics, or all
@@ -34,6 +34,9 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 	cluster := s.clusterID
 	resp.ClusterID = &cluster
 	resp.ControllerID = s.cfg.NodeID
+	if r.Version >= 8 && r.Version <= 10 && r.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterOps
+	}
 	var names []string
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
@@ -81,11 +84,14 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 			continue
 		}
 		mt.TopicID = t.id
+		if r.IncludeTopicAuthorizedOperations && r.Version >= 8 {
+			mt.AuthorizedOperations = topicOps
+		}
 		for _, p := range t.parts {
 			mp := kmsg.NewMetadataResponseTopicPartition()
 			mp.Partition = p.index
 			mp.Leader = s.cfg.NodeID
-			mp.LeaderEpoch = 0
+			mp.LeaderEpoch = p.leaderEpoch()
 			mp.Replicas = []int32{s.cfg.NodeID}
 			mp.ISR = []int32{s.cfg.NodeID}
 			mt.Partitions = append(mt.Partitions, mp)

@@ -4,9 +4,12 @@ import "testing"
 
 // The admin keys' fuzz targets (fuzz_test.go's fuzzKey), listed here so
 // that TestEveryKeyFuzzed sees them.
-func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 42, 47) }
+func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 23, 42, 47, 60) }
 
 func FuzzDescribeGroups(f *testing.F) { fuzzKey(f, 15) }
 func FuzzListGroups(f *testing.F)     { fuzzKey(f, 16) }
 func FuzzDeleteGroups(f *testing.F)   { fuzzKey(f, 42) }
 func FuzzOffsetDelete(f *testing.F)   { fuzzKey(f, 47) }
+
+func FuzzOffsetForLeaderEpoch(f *testing.F) { fuzzKey(f, 23) }
+func FuzzDescribeCluster(f *testing.F)      { fuzzKey(f, 60) }
