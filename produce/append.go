@@ -2,6 +2,7 @@ package produce
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,18 +14,38 @@ import (
 
 // Append encodes b as one v2 batch at the log end offset and appends it.
 func (a *Appender) Append(b *Batch) (Result, error) {
+	var res Result
+	if err := a.stage(b, nil); err != nil {
+		return Result{}, err
+	}
+	err := a.flush(func(r Result) { res = r })
+	return res, err
+}
+
+// stage encodes b as one v2 batch after the log end offset and what is
+// staged, into the staged bytes; sent gets the results of what a flush on
+// the way writes (a roll, a full buffer, Options.Sync == SyncBatch). A
+// batch of a producer needs the model's producer state, so nothing may be
+// staged before it.
+func (a *Appender) stage(b *Batch, sent func(Result)) error {
 	if len(b.Records) == 0 {
-		return Result{}, errors.New("produce: a batch needs at least one record")
+		return errors.New("produce: a batch needs at least one record")
 	}
 	if b.Transactional && b.Producer == nil {
-		return Result{}, errors.New("produce: a transactional batch needs a producer")
+		return errors.New("produce: a transactional batch needs a producer")
 	}
 	if b.Producer != nil && b.Producer.ID < 0 {
-		return Result{}, errors.New("produce: producer id " + strconv.FormatInt(b.Producer.ID, 10) + " is negative (a batch without a producer has none)")
+		return errors.New("produce: producer id " + strconv.FormatInt(b.Producer.ID, 10) + " is negative (a batch without a producer has none)")
 	}
-	leo := a.log.LogEndOffset()
+	if b.Producer != nil && len(a.st.heads) > 0 {
+		if err := a.flush(sent); err != nil {
+			return err
+		}
+	}
+	leo := a.nextOffset()
 	now := a.opts.Now().UnixMilli()
-	h := &format.Batch{
+	h := &a.head
+	*h = format.Batch{
 		Magic: format.MagicV2, BaseOffset: leo, PartitionLeaderEpoch: a.opts.PartitionLeaderEpoch,
 		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
 	}
@@ -42,11 +63,11 @@ func (a *Appender) Append(b *Batch) (Result, error) {
 		h.ProducerID, h.ProducerEpoch, h.BaseSequence = pr.ID, pr.Epoch, 0
 		p, ok, err := a.log.Producer(pr.ID)
 		if err != nil {
-			return Result{}, err
+			return err
 		}
 		if ok {
 			if pr.Epoch < p.Epoch {
-				return Result{}, &FencedError{ProducerID: pr.ID, Epoch: pr.Epoch, Current: p.Epoch}
+				return &FencedError{ProducerID: pr.ID, Epoch: pr.Epoch, Current: p.Epoch}
 			}
 			if last := p.LastSeq(); pr.Epoch == p.Epoch && last >= 0 {
 				h.BaseSequence = format.IncrementSequence(last, 1)
@@ -63,19 +84,18 @@ func (a *Appender) Append(b *Batch) (Result, error) {
 	}
 	a.recs = recs[:0]
 	format.PrepareBatch(h, recs)
-	var err error
-	a.buf, err = a.comp.AppendBatch(a.buf[:0], h, recs)
+	n0 := len(a.st.log)
+	buf, err := a.comp.AppendBatch(a.st.log, h, recs)
 	if err != nil {
-		return Result{}, err
+		a.st.log = a.st.log[:n0]
+		return err
 	}
-	res, err := a.write(a.buf, h, -1)
-	if err != nil {
-		return res, err
-	}
+	a.st.log = buf
+	lat := int64(-1)
 	if b.TimestampType == format.LogAppendTime {
-		res.LogAppendTime = now
+		lat = now
 	}
-	return res, nil
+	return a.staged(h, n0, -1, lat, sent)
 }
 
 // FencedError: a producer epoch older than the log's (Kafka's
@@ -203,121 +223,209 @@ func (a *Appender) AppendRaw(raw []byte) (Result, error) {
 	return res, nil
 }
 
-// write appends one encoded batch: roll if needed, one write at the end of
-// the log (cut back on failure), then the index entries by the broker's rule
-// (LogSegment.append).
-// The model takes the batch once it is in the log (coordinatorEpoch is a
-// control batch's marker's).
+// write appends one encoded batch now: it is staged after what is staged
+// and everything is flushed; the result is the batch's.
+// coordinatorEpoch is a control batch's marker's.
 func (a *Appender) write(batch []byte, h *format.Batch, coordinatorEpoch int32) (Result, error) {
-	size := int64(len(batch))
-	s := a.seg
-	lastOffset := h.BaseOffset + int64(h.LastOffsetDelta)
-	if s.size > 0 && (s.size+size > a.opts.SegmentBytes || lastOffset-s.base > 1<<31-1) {
-		if err := a.roll(); err != nil {
-			return Result{}, err
-		}
-		s = a.seg
-	}
-	pos := s.size
-	n, err := s.log.WriteAt(batch, pos)
-	if err != nil || n != len(batch) {
-		if terr := s.log.Truncate(pos); terr != nil {
-			return Result{}, errors.Join(err, terr)
-		}
-		if err == nil {
-			err = errors.New("short write")
-		}
+	var res Result
+	n0 := len(a.st.log)
+	a.st.log = append(a.st.log, batch...)
+	if err := a.staged(h, n0, coordinatorEpoch, -1, nil); err != nil {
 		return Result{}, err
 	}
-	prev := *s
-	s.size += size
-	a.dirty = true
-	// UnifiedLog.append: a batch with an epoch above the latest starts it.
-	if h.IsV2() {
-		if err := a.log.AssignEpoch(h.PartitionLeaderEpoch, h.BaseOffset, a.wopts()); err != nil {
-			return Result{}, err
-		}
+	err := a.flush(func(r Result) { res = r })
+	return res, err
+}
+
+// flushBytes is how much a Feed's batches are written in one write: about
+// the 1 MiB a streaming writer uses, large enough that the system call
+// costs little next to the copy.
+const flushBytes = 1 << 20
+
+// staging is what the Appender has encoded but not yet written: batches
+// for the end of the active segment's log and the index entries for them,
+// written together by flush (the log first, then the indexes, so that no
+// entry ever points past the log, then the model takes the batches and
+// their results are given). Nothing staged is in the model or
+// acknowledged, so a kill loses only what nobody was told is written.
+type staging struct {
+	log, index, timeindex []byte
+	heads                 []stagedBatch
+	// prev is the active segment's state before the first staged batch
+	// or entry (open says it is taken), restored when a flush fails.
+	prev segment
+	open bool
+}
+
+type stagedBatch struct {
+	h                format.Batch
+	coordinatorEpoch int32
+	res              Result
+}
+
+// nextOffset is the offset the next staged batch gets.
+func (a *Appender) nextOffset() int64 {
+	if n := len(a.st.heads); n > 0 {
+		return a.st.heads[n-1].h.NextOffset()
 	}
+	return a.log.LogEndOffset()
+}
+
+// begin notes the active segment's state before the first thing staged.
+func (a *Appender) begin() {
+	if !a.st.open {
+		a.st.prev, a.st.open = *a.seg, true
+	}
+}
+
+// staged takes the batch encoded at a.st.log[n0:]: roll if it does not fit
+// the active segment (flushing what is before it first), then the index
+// entries by the broker's rule (LogSegment.append), then a flush if the
+// staged bytes reached flushBytes or every batch is synced. lat is the
+// result's LogAppendTime.
+func (a *Appender) staged(h *format.Batch, n0 int, coordinatorEpoch int32, lat int64, sent func(Result)) error {
+	st := &a.st
+	size := int64(len(st.log) - n0)
+	lastOffset := h.BaseOffset + int64(h.LastOffsetDelta)
+	s := a.seg
+	if end := s.size + int64(n0); end > 0 && (end+size > a.opts.SegmentBytes || lastOffset-s.base > 1<<31-1) {
+		// Out of the buffer while what is before it is written; moved
+		// to its front after (the bytes stay in the array).
+		batch := st.log[n0:]
+		st.log = st.log[:n0]
+		if err := a.flush(sent); err != nil {
+			return err
+		}
+		if err := a.roll(); err != nil {
+			return err
+		}
+		st.log = append(st.log[:0], batch...)
+		n0, s = 0, a.seg
+	}
+	a.begin()
+	pos := s.size + int64(n0)
 	if h.MaxTimestamp > s.maxTS {
 		s.maxTS, s.maxTSOffset = h.MaxTimestamp, lastOffset
 	}
 	if s.bytesSinceIndex > a.opts.IndexIntervalBytes {
-		if err := a.writeIndexes(lastOffset, pos); err != nil {
-			// Not acknowledged, so not kept: a retry must not find it
-			// in the log (LogSegment.append fails as a whole).
-			*s = prev
-			if terr := s.log.Truncate(pos); terr != nil {
-				return Result{}, errors.Join(err, terr)
-			}
-			return Result{}, err
-		}
+		a.indexEntry(lastOffset, pos)
+		a.timeIndexEntry(s.maxTS, s.maxTSOffset)
 		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += size
 	h.Pos, h.BatchLength = pos, int32(size-format.LogOverhead)
-	a.log.Appended(h, coordinatorEpoch)
-	if a.opts.Sync == SyncBatch {
-		if err := a.Sync(); err != nil {
-			return Result{}, err
-		}
+	st.heads = append(st.heads, stagedBatch{h: *h, coordinatorEpoch: coordinatorEpoch,
+		res: Result{BaseOffset: h.BaseOffset, LastOffset: lastOffset, LogAppendTime: lat, Position: pos, Segment: s.log.Name(), Size: size}})
+	if len(st.log) >= flushBytes || a.opts.Sync == SyncBatch {
+		return a.flush(sent)
 	}
-	return Result{BaseOffset: h.BaseOffset, LastOffset: lastOffset, LogAppendTime: -1, LogStartOffset: a.log.LogStartOffset(),
-		Position: pos, Segment: s.log.Name(), Size: size}, nil
+	return nil
 }
 
-// writeIndexes appends the offset and time index entries for a batch at
-// pos; on failure both indexes are cut back to their sizes before.
-func (a *Appender) writeIndexes(lastOffset, pos int64) error {
+// flush writes what is staged: the batches in one write at the end of the
+// log, then each index's entries in one write; on a failure the log and
+// the indexes are cut back to their sizes before and nothing staged is
+// kept (LogSegment.append fails as a whole: a retry must not find it in
+// the log). Then the model takes the batches (a batch with an epoch above
+// the latest starts it, UnifiedLog.append), the files are synced with
+// SyncBatch, and sent (when set) gets every result in order.
+func (a *Appender) flush(sent func(Result)) error {
+	st := &a.st
+	if !st.open {
+		return nil
+	}
 	s := a.seg
-	var isz, tsz int64 = -1, -1
-	if st, err := s.index.Stat(); err == nil {
-		isz = st.Size()
+	defer a.unstage()
+	if err := a.writeStaged(); err != nil {
+		*s = st.prev
+		return errors.Join(err, s.log.Truncate(s.size), s.index.Truncate(s.indexSize), s.timeindex.Truncate(s.timeIndexSize))
 	}
-	if st, err := s.timeindex.Stat(); err == nil {
-		tsz = st.Size()
-	}
-	err := a.indexEntry(lastOffset, pos)
-	if err == nil {
-		err = a.timeIndexEntry(s.maxTS, s.maxTSOffset)
-	}
-	if err != nil {
-		if isz >= 0 {
-			s.index.Truncate(isz)
+	a.dirty = true
+	for i := range st.heads {
+		b := &st.heads[i]
+		if b.h.IsV2() {
+			if err := a.log.AssignEpoch(b.h.PartitionLeaderEpoch, b.h.BaseOffset, a.wopts()); err != nil {
+				return err
+			}
 		}
-		if tsz >= 0 {
-			s.timeindex.Truncate(tsz)
+		a.log.Appended(&b.h, b.coordinatorEpoch)
+	}
+	if a.opts.Sync == SyncBatch {
+		if err := a.syncFiles(); err != nil {
+			return err
 		}
 	}
-	return err
+	if sent != nil && len(st.heads) > 0 {
+		lso := a.log.LogStartOffset()
+		for i := range st.heads {
+			r := st.heads[i].res
+			r.LogStartOffset = lso
+			sent(r)
+		}
+	}
+	return nil
 }
 
-func (a *Appender) indexEntry(offset, pos int64) error {
+// writeStaged writes the staged log bytes and index entries, each with
+// one system call, and moves the segment's sizes past them.
+func (a *Appender) writeStaged() error {
+	st, s := &a.st, a.seg
+	for _, w := range []struct {
+		f    *os.File
+		b    []byte
+		size *int64
+	}{{s.log, st.log, &s.size}, {s.index, st.index, &s.indexSize}, {s.timeindex, st.timeindex, &s.timeIndexSize}} {
+		if len(w.b) == 0 {
+			continue
+		}
+		var n int
+		var err error
+		if w.f == s.log {
+			n, err = w.f.WriteAt(w.b, *w.size)
+		} else {
+			n, err = w.f.Write(w.b) // the indexes are opened O_APPEND
+		}
+		if err == nil && n != len(w.b) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return err
+		}
+		*w.size += int64(n)
+	}
+	return nil
+}
+
+// unstage drops what is staged, keeping the buffers.
+func (a *Appender) unstage() {
+	st := &a.st
+	st.log, st.index, st.timeindex = st.log[:0], st.index[:0], st.timeindex[:0]
+	clear(st.heads)
+	st.heads = st.heads[:0]
+	st.open = false
+}
+
+// indexEntry stages an offset index entry (one above the last only).
+func (a *Appender) indexEntry(offset, pos int64) {
 	s := a.seg
 	if offset <= s.lastIndexOffset {
-		return nil
+		return
 	}
-	var buf [format.OffsetIndexEntrySize]byte
-	e := format.AppendIndexEntry(buf[:0], s.base, format.IndexEntry{Offset: offset, Pos: pos})
-	if _, err := s.index.Write(e); err != nil {
-		return err
-	}
+	a.begin()
+	a.st.index = format.AppendIndexEntry(a.st.index, s.base, format.IndexEntry{Offset: offset, Pos: pos})
 	s.lastIndexOffset = offset
-	return nil
 }
 
-// timeIndexEntry is TimeIndex.maybeAppend: only a timestamp above the last.
-func (a *Appender) timeIndexEntry(ts, offset int64) error {
+// timeIndexEntry stages a time index entry: TimeIndex.maybeAppend, only a
+// timestamp above the last.
+func (a *Appender) timeIndexEntry(ts, offset int64) {
 	s := a.seg
 	if ts <= s.lastTimeIndexTS {
-		return nil
+		return
 	}
-	var buf [format.TimeIndexEntrySize]byte
-	e := format.AppendTimeEntry(buf[:0], s.base, format.TimeEntry{Timestamp: ts, Offset: offset})
-	if _, err := s.timeindex.Write(e); err != nil {
-		return err
-	}
+	a.begin()
+	a.st.timeindex = format.AppendTimeEntry(a.st.timeindex, s.base, format.TimeEntry{Timestamp: ts, Offset: offset})
 	s.lastTimeIndexTS = ts
-	return nil
 }
 
 func (a *Appender) appendTxnIndex(t format.AbortedTxn) error {

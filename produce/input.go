@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 )
 
 // InputFormat is how records arrive on a producer's input.
@@ -72,62 +73,162 @@ type Feed struct {
 	// or value, any JSON value there (not null), into the record's bytes
 	// (a schema's encoding: package schema's Decoder.Encode).
 	EncodeKey, EncodeValue func(js []byte) ([]byte, error)
+	// Flushed, when set, is called after the results of each write to
+	// the log were given to Run's sent (a console producer flushes its
+	// responses then).
+	Flushed func()
 }
 
 // Run appends every record of r to a and calls sent with each batch's
-// result as soon as it is appended (a producer's response is sent then, not
-// at the end). A line that is not a record is an *InputError; the batches
-// before it are appended. ctx is checked between lines.
+// result as soon as it is in the log (a producer's response is sent then,
+// not at the end). A line that is not a record is an *InputError; the
+// batches before it are appended. ctx is checked between lines.
+//
+// Batches are written together, about 1 MiB at a time, and whenever the
+// input has nothing more to read at once (before a read that would wait),
+// so that a record a console producer was given is not held back: a batch
+// is acknowledged only once it and its index entries are in the files.
+// Lines are copied into one buffer per batch: nothing is allocated per
+// line.
 func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Result)) error {
 	maxRecs := max(1, f.MaxRecords)
 	batch := f.Template
 	batch.Records = nil
 	pending := 0
+	var lines []byte // the bytes of the batch's InputLines records
+	report, acked := sent, false
+	if f.Flushed != nil {
+		report = func(r Result) {
+			if sent != nil {
+				sent(r)
+			}
+			acked = true
+		}
+	}
+	done := func() {
+		if acked {
+			acked = false
+			f.Flushed()
+		}
+	}
+	// flush writes the staged batches: a producer's are written one by
+	// one, as its sequences continue from the model.
 	flush := func() error {
+		err := a.flush(report)
+		done()
+		return err
+	}
+	stage := func() error {
 		if len(batch.Records) == 0 {
 			return nil
 		}
-		res, err := a.Append(&batch)
-		if err != nil {
-			return err
+		err := a.stage(&batch, report)
+		done()
+		if err == nil && batch.Producer != nil {
+			err = flush()
 		}
-		if sent != nil {
-			sent(res)
-		}
-		batch.Records, pending = batch.Records[:0], 0
-		return nil
+		batch.Records, pending, lines = batch.Records[:0], 0, lines[:0]
+		return err
 	}
-	in := bufio.NewReaderSize(r, 1<<20)
+	end := func(err error) error {
+		if serr := stage(); err == nil {
+			err = serr
+		}
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+		return err
+	}
+	fr := &flushingReader{r: r, pending: func() bool { return a.st.open }, flush: flush}
+	if rd, ok := r.(interface{ Ready() bool }); ok {
+		fr.ready = rd.Ready
+	} else if safeio.NeverWaits(r) {
+		fr.ready = func() bool { return true }
+	}
+	in := bufio.NewReaderSize(fr, 1<<20)
 	for lineNo := 1; ; lineNo++ {
 		if err := ctx.Err(); err != nil {
+			// What is staged was appended before the end, as it would
+			// have been written at once.
+			if ferr := flush(); ferr != nil {
+				return ferr
+			}
 			return err
 		}
-		line, err := in.ReadBytes('\n')
-		if len(line) == 0 && err == io.EOF {
+		start := len(lines)
+		line, err := readLine(in, &lines)
+		if line == nil && err == io.EOF {
 			break
 		}
 		if err != nil && err != io.EOF {
+			if ferr := flush(); ferr != nil {
+				return ferr
+			}
 			return fmt.Errorf("reading input: %w", err)
 		}
 		rec, skip, perr := f.parse(trimNewline(line))
 		if perr != nil {
-			if ferr := flush(); ferr != nil {
-				return ferr
-			}
-			return &InputError{Line: lineNo, Err: perr}
+			return end(&InputError{Line: lineNo, Err: perr})
 		}
 		if skip {
+			lines = lines[:start]
 			continue
+		}
+		if f.Format == InputJSON {
+			lines = lines[:start] // parsed into the record's own bytes
 		}
 		batch.Records = append(batch.Records, rec)
 		pending += len(rec.Key) + len(rec.Value)
 		if len(batch.Records) >= maxRecs || (f.MaxBytes > 0 && pending >= f.MaxBytes) {
-			if err := flush(); err != nil {
+			if err := stage(); err != nil {
+				flush()
 				return err
 			}
 		}
 	}
-	return flush()
+	return end(nil)
+}
+
+// readLine appends the next line of in (with its newline, if any) to
+// *buf and returns it; nil with io.EOF at the end. An earlier line's
+// bytes in *buf stay where they are, unless *buf grows into a new array
+// (they stay valid in the old one).
+func readLine(in *bufio.Reader, buf *[]byte) ([]byte, error) {
+	start := len(*buf)
+	for {
+		frag, err := in.ReadSlice('\n')
+		*buf = append(*buf, frag...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line := (*buf)[start:len(*buf):len(*buf)]
+		if len(line) == 0 && err == io.EOF {
+			return nil, io.EOF
+		}
+		return line, err
+	}
+}
+
+// flushingReader writes what is staged before a read of r that could wait
+// for input: a regular file or a buffer never waits, a reader with a
+// Ready method (safeio's Interruptible) says whether it would, and any
+// other read might.
+type flushingReader struct {
+	r       io.Reader
+	ready   func() bool // nil: every read might wait
+	pending func() bool
+	flush   func() error
+}
+
+func (fr *flushingReader) Read(p []byte) (int, error) {
+	if fr.pending() {
+		if fr.ready == nil || !fr.ready() {
+			if err := fr.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return fr.r.Read(p)
 }
 
 // parse reads one line (without its newline); skip is an empty JSON line.
@@ -157,9 +258,8 @@ func trimNewline(b []byte) []byte {
 			b = b[:n-1]
 		}
 	}
-	// ReadBytes gave a fresh slice; make it non-nil even when empty: an
-	// empty line is an empty value, as kafka-console-producer sends it,
-	// not a null (a tombstone).
+	// Make it non-nil even when empty: an empty line is an empty value,
+	// as kafka-console-producer sends it, not a null (a tombstone).
 	if b == nil {
 		return []byte{}
 	}

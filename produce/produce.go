@@ -8,8 +8,10 @@
 // Safety: an exclusive lock on the directory while the Appender is open,
 // and the log directory's broker lock held shared (safeio.HoldBroker), so
 // that neither a broker nor another klog writer appends at the same time;
-// each batch goes to the end of the log in one write, and a failed write is
-// cut back to the previous size; existing bytes are never rewritten. A log
+// each Append goes to the end of the log in one write (a Feed's batches
+// together, about 1 MiB a write, each acknowledged once it and its index
+// entries are written), and a failed write is cut back to the previous
+// size; existing bytes are never rewritten. A log
 // whose tail is not a whole valid batch is refused unless
 // Options.TruncateInvalid, which cuts it and says exactly what it cut.
 package produce
@@ -143,6 +145,9 @@ type segment struct {
 	maxTSOffset     int64
 	lastTimeIndexTS int64
 	lastIndexOffset int64
+	// indexSize and timeIndexSize are the indexes' sizes, what a failed
+	// write cuts them back to.
+	indexSize, timeIndexSize int64
 }
 
 // Appender appends to one partition directory. It is not safe for
@@ -160,6 +165,8 @@ type Appender struct {
 	comp  format.Compressor
 	buf   []byte
 	recs  []format.Record
+	head  format.Batch // the header stage builds
+	st    staging
 	dirty bool
 	// snapOffset is the offset of the latest producer snapshot, -1 if none.
 	snapOffset int64
@@ -369,14 +376,14 @@ func (a *Appender) openSegment(s partition.Segment) (leo int64, changed bool, er
 	if seg.index, cut, err = openIndex(s.Index, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.IndexSuffix)),
 		format.OffsetIndexEntrySize, func(e []byte) bool {
 			return entryPos(e) < valid && s.BaseOffset+int64(int32(be32(e))) < leo
-		}, &seg.lastIndexOffset, s.BaseOffset, 0); err != nil {
+		}, &seg.lastIndexOffset, &seg.indexSize, s.BaseOffset, 0); err != nil {
 		return 0, false, err
 	}
 	changed = changed || cut
 	if seg.timeindex, cut, err = openIndex(s.TimeIndex, filepath.Join(a.dir, partition.FileName(s.BaseOffset, partition.TimeIndexSuffix)),
 		format.TimeIndexEntrySize, func(e []byte) bool {
 			return s.BaseOffset+int64(int32(be32(e[8:]))) < leo
-		}, &seg.lastTimeIndexTS, s.BaseOffset, 1); err != nil {
+		}, &seg.lastTimeIndexTS, &seg.timeIndexSize, s.BaseOffset, 1); err != nil {
 		return 0, false, err
 	}
 	return leo, changed || cut, nil
@@ -415,8 +422,15 @@ func (e *InvalidTailError) Error() string {
 
 // newSegment creates the files of a segment starting at base.
 func (a *Appender) newSegment(base int64) error {
+	// The indexes are appended to (O_APPEND), so that a cut back after a
+	// failed write leaves the next write at the end; the log is written
+	// at its size.
 	mk := func(suffix string) (*os.File, error) {
-		return safeio.OpenFile(filepath.Join(a.dir, partition.FileName(base, suffix)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		flag := os.O_RDWR | os.O_CREATE | os.O_EXCL
+		if suffix != partition.LogSuffix {
+			flag |= os.O_APPEND
+		}
+		return safeio.OpenFile(filepath.Join(a.dir, partition.FileName(base, suffix)), flag, 0o644)
 	}
 	seg := &segment{base: base, maxTS: -1, maxTSOffset: -1, lastTimeIndexTS: -1, lastIndexOffset: -1}
 	var err error
@@ -453,6 +467,13 @@ func (a *Appender) closeFiles() {
 
 // Sync flushes the active segment's files to disk.
 func (a *Appender) Sync() error {
+	if err := a.flush(nil); err != nil {
+		return err
+	}
+	return a.syncFiles()
+}
+
+func (a *Appender) syncFiles() error {
 	s := a.seg
 	for _, f := range []*os.File{s.log, s.index, s.timeindex, s.txnindex} {
 		if f != nil {
@@ -493,11 +514,14 @@ func (a *Appender) closeSegment() error {
 	if s == nil {
 		return nil
 	}
+	if err := a.flush(nil); err != nil {
+		return err
+	}
 	if s.maxTS >= 0 && s.maxTS > s.lastTimeIndexTS {
-		if err := a.timeIndexEntry(s.maxTS, s.maxTSOffset); err != nil {
+		a.timeIndexEntry(s.maxTS, s.maxTSOffset)
+		if err := a.flush(nil); err != nil {
 			return err
 		}
-		a.dirty = true
 	}
 	if a.dirty && a.opts.Sync != SyncNever {
 		if err := a.Sync(); err != nil {

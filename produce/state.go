@@ -20,9 +20,9 @@ func entryPos(e []byte) int64 { return int64(int32(be32(e[4:]))) }
 // Entries after the first unused one (a preallocated zero tail) or that
 // point past the valid log are cut: the index is derived data, and an
 // append must follow the last real entry. last receives the last entry's
-// offset (kind 0, offset index) or timestamp (kind 1, time index); cut says
-// entries were cut.
-func openIndex(existing, path string, size int, keep func([]byte) bool, last *int64, base int64, kind int) (_ *os.File, cut bool, err error) {
+// offset (kind 0, offset index) or timestamp (kind 1, time index) and
+// fileSize the size kept; cut says entries were cut.
+func openIndex(existing, path string, size int, keep func([]byte) bool, last, fileSize *int64, base int64, kind int) (_ *os.File, cut bool, err error) {
 	if existing != "" {
 		path = existing
 	}
@@ -68,6 +68,7 @@ func openIndex(existing, path string, size int, keep func([]byte) bool, last *in
 		}
 		cut = true
 	}
+	*fileSize = int64(n * size)
 	return f, cut, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
@@ -95,19 +96,17 @@ func runProduce(c *cli.Context) error {
 		return err
 	}
 	out := bufio.NewWriter(c.App.Writer)
+	var line []byte
 	sent := func(r produce.Result) {
 		if acks == "0" {
 			return
 		}
-		if c.Bool(prodJSONFlag.Name) {
-			fmt.Fprintf(out, `{"type":"produceResponse","baseOffset":%d,"lastOffset":%d,"logAppendTime":%d,"logStartOffset":%d}`+"\n",
-				r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
-		} else {
-			fmt.Fprintf(out, "baseOffset: %d lastOffset: %d logAppendTime: %d logStartOffset: %d\n",
-				r.BaseOffset, r.LastOffset, r.LogAppendTime, r.LogStartOffset)
-		}
-		out.Flush() // a response is sent when the batch is appended, not at exit
+		line = appendProduceResponse(line[:0], r, c.Bool(prodJSONFlag.Name))
+		out.Write(line)
 	}
+	// A response is sent when its batch is in the log, not at exit: the
+	// responses of each write to the log leave together.
+	feed.Flushed = func() { out.Flush() }
 	if et != "" {
 		var r produce.Result
 		if r, err = app.EndTxn(pr.ID, pr.Epoch, et == "commit", int32(c.Int(prodCoordFlag.Name))); err == nil {
@@ -132,6 +131,31 @@ func runProduce(c *cli.Context) error {
 		return usageError("produce: stdin line %d: %v", ie.Line, ie.Err)
 	}
 	return produceFail(err)
+}
+
+// appendProduceResponse is one response line: baseOffset, lastOffset,
+// logAppendTime and logStartOffset, as text or a JSON object.
+func appendProduceResponse(b []byte, r produce.Result, asJSON bool) []byte {
+	if asJSON {
+		b = append(b, `{"type":"produceResponse","baseOffset":`...)
+		b = strconv.AppendInt(b, r.BaseOffset, 10)
+		b = append(b, `,"lastOffset":`...)
+		b = strconv.AppendInt(b, r.LastOffset, 10)
+		b = append(b, `,"logAppendTime":`...)
+		b = strconv.AppendInt(b, r.LogAppendTime, 10)
+		b = append(b, `,"logStartOffset":`...)
+		b = strconv.AppendInt(b, r.LogStartOffset, 10)
+		return append(b, "}\n"...)
+	}
+	b = append(b, "baseOffset: "...)
+	b = strconv.AppendInt(b, r.BaseOffset, 10)
+	b = append(b, " lastOffset: "...)
+	b = strconv.AppendInt(b, r.LastOffset, 10)
+	b = append(b, " logAppendTime: "...)
+	b = strconv.AppendInt(b, r.LogAppendTime, 10)
+	b = append(b, " logStartOffset: "...)
+	b = strconv.AppendInt(b, r.LogStartOffset, 10)
+	return append(b, '\n')
 }
 
 // produceFail is fail("produce", err): package produce's own errors say

@@ -7,12 +7,14 @@
 package safeio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -185,20 +187,40 @@ func SpoolStdin(ctx context.Context, r io.Reader, head int, check func(head []by
 // pipe whose writer stays open, a terminal) is waited on together with a
 // pipe that ctx's end closes, so a signal stops a read at once instead of
 // after the writer's next byte (Unix; elsewhere the read is checked
-// between reads only). release frees the wait: call it when done reading.
+// between reads only). The reader has a Ready() bool method saying whether
+// a Read would return at once (a regular file's always does). release frees the wait: call it when done
+// reading.
 func Interruptible(ctx context.Context, r io.Reader) (_ io.Reader, release func()) {
 	if f, ok := r.(*os.File); ok {
 		if cr, release, ok := waitable(ctx, f); ok {
 			return cr, release
 		}
 	}
-	return &ctxReader{ctx: ctx, r: r}, func() {}
+	return &ctxReader{ctx: ctx, r: r, ready: NeverWaits(r)}, func() {}
 }
 
 // ctxReader checks ctx before each Read of r.
 type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
+	ctx   context.Context
+	r     io.Reader
+	ready bool // r never waits for a writer
+}
+
+// Ready says a Read returns without waiting for a writer: r is a regular
+// file or a buffer.
+func (c *ctxReader) Ready() bool { return c.ready }
+
+// NeverWaits says reading r never waits for a writer: a regular file, a
+// bytes or strings reader.
+func NeverWaits(r io.Reader) bool {
+	switch r := r.(type) {
+	case *os.File:
+		st, err := r.Stat()
+		return err == nil && st.Mode().IsRegular()
+	case *bytes.Reader, *strings.Reader:
+		return true
+	}
+	return false
 }
 
 func (c *ctxReader) Read(p []byte) (int, error) {

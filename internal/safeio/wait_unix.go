@@ -87,3 +87,14 @@ func (w *waitReader) Read(p []byte) (int, error) {
 		}
 	}
 }
+
+// Ready says a Read has input (or the end of it) to return without
+// waiting: a writer that batches its output writes it before a read that
+// would wait (package produce's Feed).
+func (w *waitReader) Ready() bool {
+	var set unix.FdSet
+	set.Set(w.fd)
+	var tv unix.Timeval
+	n, err := unix.Select(w.fd+1, &set, nil, nil, &tv)
+	return err == nil && n > 0 && set.IsSet(w.fd)
+}
