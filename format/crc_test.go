@@ -2,7 +2,10 @@ package format
 
 import (
 	stdcrc32 "hash/crc32"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/klauspost/crc32"
 )
@@ -45,4 +48,51 @@ func TestCRC32CMatchesStdlib(t *testing.T) {
 	if got := ChecksumIEEE([]byte("123456789")); got != 0xCBF43926 {
 		t.Errorf("CRC-32 check value %#08x, want 0xcbf43926", got)
 	}
+}
+
+// BenchmarkCRC32CImpls measures the CRC-32C implementations available for
+// Go against each other in one run, at the sizes klog checksums (a small
+// batch, a producer's 16 KiB batch, a 1 MiB batch, a 64 MiB run): crc.go's
+// klauspost/crc32 and the standard library's hash/crc32. On amd64 both use
+// SSE 4.2's CRC32 instruction on three streams (klauspost's AVX-512 path is
+// switched off by its authors as no faster); the ratio reported is
+// klauspost's speed over the standard library's, pairs alternating:
+//
+//	go test -run='^$' -bench=CRC32CImpls -count=3 ./format/
+func BenchmarkCRC32CImpls(b *testing.B) {
+	std := stdcrc32.MakeTable(stdcrc32.Castagnoli)
+	kp := crc32.MakeTable(crc32.Castagnoli)
+	for _, size := range []int{1 << 10, 16 << 10, 1 << 20, 64 << 20} {
+		buf := make([]byte, size)
+		for i := range buf {
+			buf[i] = byte(i*131 + i>>8)
+		}
+		b.Run("size="+sizeName(size), func(b *testing.B) {
+			reps := max(1, (4<<20)/size) // a few MiB a timing
+			b.SetBytes(int64(2 * size * reps))
+			var ratios []float64
+			var sum uint32
+			for b.Loop() {
+				t0 := time.Now()
+				for range reps {
+					sum += crc32.Checksum(buf, kp)
+				}
+				t1 := time.Now()
+				for range reps {
+					sum += stdcrc32.Checksum(buf, std)
+				}
+				ratios = append(ratios, time.Since(t1).Seconds()/t1.Sub(t0).Seconds())
+			}
+			_ = sum
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "klauspost/stdlib")
+		})
+	}
+}
+
+func sizeName(n int) string {
+	if n >= 1<<20 {
+		return strconv.Itoa(n>>20) + "MiB"
+	}
+	return strconv.Itoa(n>>10) + "KiB"
 }
