@@ -14,6 +14,7 @@ package serve
 //   - v13: a top-level error code (KIP-1102; none here).
 
 import (
+	"errors"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -72,6 +73,10 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 		if t == nil && !all && s.cfg.Writable && (r.Version < 4 || r.AllowAutoTopicCreation) {
 			if ct, err := s.createTopic(name); err == nil {
 				t = ct
+			} else if errors.Is(err, errTopicBudget) {
+				mt.ErrorCode = kerr.PolicyViolation.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
 			} else {
 				mt.ErrorCode = kerr.InvalidTopicException.Code
 				resp.Topics = append(resp.Topics, mt)

@@ -56,6 +56,7 @@ func (s *Server) serveConn(c net.Conn) {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
+		s.releaseIP(c)
 	}()
 	cn := &conn{s: s, c: c, name: c.LocalAddr().String() + "-" + c.RemoteAddr().String()}
 	// A bug in a handler closes this connection, not the server.
@@ -70,7 +71,7 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	// A small reader: idle connections cost little (the 1,000 idle
 	// connection budget).
-	cn.r = bufio.NewReaderSize(c, 512)
+	cn.r = cn.newReader()
 	for {
 		if err := cn.serveOne(); err != nil {
 			return
@@ -83,6 +84,10 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 	}
 }
+
+// newReader is the connection's buffered reader, over touchReader (the
+// idle deadline moves with every byte received).
+func (cn *conn) newReader() *bufio.Reader { return bufio.NewReaderSize(touchReader{cn}, 512) }
 
 // serveOne reads one request frame, answers it and writes the response.
 func (cn *conn) serveOne() error {

@@ -219,7 +219,7 @@ func TestIdleConnections(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 1,000 connections")
 	}
-	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
+	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0"), MaxConnectionsPerIP: 1000})
 	measure := func() uint64 {
 		runtime.GC()
 		var ms runtime.MemStats

@@ -85,7 +85,10 @@ type Config struct {
 	// MaxConnections bounds open connections (default 4096); more are
 	// closed on accept.
 	MaxConnections int
-	// IdleTimeout closes a connection that sends no request for this long
+	// MaxConnectionsPerIP bounds one remote address's connections
+	// (max.connections.per.ip, default 512); more are closed on accept.
+	MaxConnectionsPerIP int
+	// IdleTimeout closes a connection that sends no byte for this long
 	// (connections.max.idle.ms, default 10 minutes).
 	IdleTimeout time.Duration
 	// RequestLog receives one JSON line per request when set.
@@ -140,6 +143,7 @@ type Server struct {
 	addrHost string
 	addrPort int32
 	dirLock  *safeio.BrokerLock // the log dir's .lock, held while writable
+	lim      limiter            // what clients hold (limits.go)
 }
 
 // topic is a served topic: partitions 0..n-1.
@@ -205,6 +209,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, topics: map[string]*topic{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{},
 		done: make(chan struct{}), nextPID: cfg.Clock.Now().UnixMilli() * 1000, clusterID: "klog"}
+	s.initLimits()
 	if cfg.Writable {
 		// The broker's rule: one writer per log dir, by its .lock file.
 		l, err := safeio.LockBroker(cfg.LogDir)
@@ -336,6 +341,9 @@ func (s *Server) createTopic(name string) (*topic, error) {
 		return t, nil
 	}
 	if err := s.checkNewTopic(name); err != nil {
+		return nil, err
+	}
+	if err := s.checkTopicBudget(); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(s.cfg.LogDir, name+"-0")
@@ -521,6 +529,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 	}
 	s.mu.Unlock()
+	var delay time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -530,15 +539,14 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closing {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
+			if s.acceptRetry(err, &delay) {
 				continue
 			}
 			return err
 		}
+		delay = 0
 		s.mu.Lock()
-		if s.closing || len(s.conns) >= s.cfg.MaxConnections {
+		if s.closing || len(s.conns) >= s.cfg.MaxConnections || !s.admitIP(c) {
 			s.mu.Unlock()
 			c.Close()
 			continue

@@ -28,11 +28,12 @@ var (
 	serveKeyFlag      = &cli.StringFlag{Name: "tls-key", Usage: "PEM private key for --tls-cert"}
 	serveMaxReqFlag   = &cli.IntFlag{Name: "max-request-bytes", Value: serve.DefaultMaxRequestBytes, Usage: "largest request frame accepted (socket.request.max.bytes)"}
 	serveMaxConnFlag  = &cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "open connections beyond this are closed on accept"}
+	servePerIPFlag    = &cli.IntFlag{Name: "max-connections-per-ip", Value: serve.DefaultMaxConnectionsPerIP, Usage: "connections of one client address beyond this are closed on accept (max.connections.per.ip)"}
 	serveAdvertFlag   = &cli.StringFlag{Name: "advertise", Usage: "host:port clients are told to connect to (default: the listen address)"}
 	serveMaxMsgFlag   = &cli.IntFlag{Name: "max-message-bytes", Value: serve.DefaultMaxMessageBytes, Usage: "largest record batch a producer may append, and largest group record (message.max.bytes)"}
 	serveTSBeforeFlag = &cli.DurationFlag{Name: "message-timestamp-before-max", Usage: "refuse CreateTime records older than this against the server's clock (message.timestamp.before.max.ms; default no limit)"}
 	serveTSAfterFlag  = &cli.DurationFlag{Name: "message-timestamp-after-max", Value: serve.DefaultTimestampAfterMax, Usage: "refuse CreateTime records further than this in the future (message.timestamp.after.max.ms)"}
-	serveIdleFlag     = &cli.DurationFlag{Name: "idle-timeout", Value: serve.DefaultIdleTimeout, Usage: "close a connection idle this long (connections.max.idle.ms)"}
+	serveIdleFlag     = &cli.DurationFlag{Name: "idle-timeout", Value: serve.DefaultIdleTimeout, Usage: "close a connection that sends no byte for this long (connections.max.idle.ms)"}
 )
 
 var serveCommand = &cli.Command{
@@ -52,7 +53,7 @@ start), -4 (earliest-local) and -5 (latest-tiered) as a broker with tiered
 storage does. Stops cleanly on SIGINT/SIGTERM.`,
 	Flags: []cli.Flag{serveLogDirFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
 		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag,
-		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag,
+		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag, servePerIPFlag,
 		tieredRemoteFlag, tieredPrefixFlag, tieredKeyPairFlag, tieredRSMFlag, s3EndpointFlag, s3RegionFlag, s3ProfileFlag, s3AddressingFlag, s3AnonymousFlag, tieredParallelFlag},
 	Action: runServe,
 }
@@ -90,7 +91,8 @@ func runServe(c *cli.Context) error {
 	}
 	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
 		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
-		IdleTimeout: c.Duration(serveIdleFlag.Name), MaxMessageBytes: int32(c.Int(serveMaxMsgFlag.Name)),
+		MaxConnectionsPerIP: c.Int(servePerIPFlag.Name),
+		IdleTimeout:         c.Duration(serveIdleFlag.Name), MaxMessageBytes: int32(c.Int(serveMaxMsgFlag.Name)),
 		TimestampBeforeMax: c.Duration(serveTSBeforeFlag.Name), TimestampAfterMax: c.Duration(serveTSAfterFlag.Name)}
 	if cfg.TimestampAfterMax == 0 {
 		cfg.TimestampAfterMax = -1 // 0 on the command line: no limit

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package serve
+
+// fdLimit is unknown here: no topic budget.
+func fdLimit() int { return 0 }
