@@ -8,6 +8,8 @@
 package partition
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -215,9 +217,12 @@ func IsPartitionDir(path string) bool {
 			continue
 		}
 		if _, suffix, ok := ParseFileName(de.Name()); ok {
-			switch suffix {
-			case LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, SnapshotSuffix:
-				return true
+			// A segment, index or snapshot file, or one a broker is
+			// deleting, cleaning or swapping (.log.deleted, .index.swap).
+			for _, k := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix, SnapshotSuffix} {
+				if strings.HasPrefix(suffix, k) {
+					return true
+				}
 			}
 		}
 		if de.Name() == LeaderEpochCheckpoint || de.Name() == PartitionMetadata {
@@ -238,6 +243,11 @@ type LogDir struct {
 	Partitions []string // partition directory paths, by topic then partition
 	// Checkpoints are the log-dir-level checkpoint files present.
 	Checkpoints []string
+	// Links maps each partition path in Partitions that is a symbolic
+	// link (an operator's way to move a partition to another disk) to
+	// its target. Readers read through it; writers refuse it
+	// (CheckNotLink).
+	Links map[string]string
 }
 
 // OpenLogDir lists a log directory.
@@ -255,9 +265,26 @@ func OpenLogDir(path string) (*LogDir, error) {
 	var parts []part
 	for _, de := range des {
 		p := filepath.Join(path, de.Name())
-		if de.IsDir() {
+		isDir := de.IsDir()
+		var target string
+		if de.Type()&fs.ModeSymlink != 0 {
+			// A symlinked partition directory is read through.
+			if _, _, ok := ParseDirName(de.Name()); ok {
+				if st, err := os.Stat(p); err == nil && st.IsDir() {
+					isDir = true
+					target, _ = os.Readlink(p)
+				}
+			}
+		}
+		if isDir {
 			if t, n, ok := ParseDirName(de.Name()); ok {
 				parts = append(parts, part{t, n, p})
+				if target != "" {
+					if ld.Links == nil {
+						ld.Links = map[string]string{}
+					}
+					ld.Links[p] = target
+				}
 			}
 			continue
 		}
@@ -277,4 +304,26 @@ func OpenLogDir(path string) (*LogDir, error) {
 		ld.Partitions = append(ld.Partitions, p.path)
 	}
 	return ld, nil
+}
+
+// ErrLinkedDir is CheckNotLink's error: a writer never writes through a
+// symbolic link.
+var ErrLinkedDir = errors.New("is a symbolic link: klog reads through it but never writes through it (give the link's target to write there)")
+
+// CheckNotLink returns an error naming dir when dir is a symbolic link.
+// Writers into a partition directory (produce, serve --writable, recover
+// and redact into an existing directory) call it first: a symlinked
+// partition directory of a log dir is read through, never written through.
+func CheckNotLink(dir string) error {
+	st, err := os.Lstat(filepath.Clean(dir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return &fs.PathError{Op: "write", Path: dir, Err: ErrLinkedDir}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,5 +81,51 @@ func TestOpen(t *testing.T) {
 	os.WriteFile(filepath.Join(meta, "00000000000000007259-0000000001.checkpoint"), nil, 0o644)
 	if !IsPartitionDir(meta) {
 		t.Error("IsPartitionDir: a directory holding a KRaft snapshot")
+	}
+}
+
+// TestLogDirReadsThroughLinks: a symlinked partition directory (a partition
+// moved to another disk) is a partition of the log dir, recorded as a link;
+// CheckNotLink refuses it for writers.
+func TestLogDirReadsThroughLinks(t *testing.T) {
+	root := t.TempDir()
+	target := filepath.Join(root, "disk2", "pay-0")
+	logDir := filepath.Join(root, "logs")
+	os.MkdirAll(target, 0o755)
+	os.MkdirAll(filepath.Join(logDir, "orders-0"), 0o755)
+	os.WriteFile(filepath.Join(target, "00000000000000000000.log"), nil, 0o644)
+	link := filepath.Join(logDir, "pay-0")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	// A link to a file named like a partition is not one.
+	os.WriteFile(filepath.Join(root, "f"), nil, 0o644)
+	os.Symlink(filepath.Join(root, "f"), filepath.Join(logDir, "x-1"))
+	ld, err := OpenLogDir(logDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ld.Partitions) != 2 || ld.Partitions[1] != link || ld.Links[link] != target || len(ld.Links) != 1 {
+		t.Fatalf("partitions %v links %v", ld.Partitions, ld.Links)
+	}
+	if err := CheckNotLink(link); !errors.Is(err, ErrLinkedDir) {
+		t.Errorf("CheckNotLink(link) = %v", err)
+	}
+	if err := CheckNotLink(filepath.Join(logDir, "orders-0")); err != nil {
+		t.Errorf("CheckNotLink(dir) = %v", err)
+	}
+	// Named like a partition but holding no Kafka file: not a partition
+	// directory (/etc/dbus-1); a broker's .log.deleted keeps one.
+	etc := filepath.Join(root, "dbus-1")
+	os.MkdirAll(filepath.Join(etc, "system.d"), 0o755)
+	os.WriteFile(filepath.Join(etc, "README"), nil, 0o644)
+	if IsPartitionDir(etc) {
+		t.Error("dbus-1 is a partition directory")
+	}
+	del := filepath.Join(root, "t-3")
+	os.MkdirAll(del, 0o755)
+	os.WriteFile(filepath.Join(del, "00000000000000000007.log.deleted"), nil, 0o644)
+	if !IsPartitionDir(del) {
+		t.Error("a directory holding only a .log.deleted is not a partition directory")
 	}
 }

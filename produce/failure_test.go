@@ -329,3 +329,31 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 	}
 	idem(t, a, -1, 0, 1, false)
 }
+
+// TestNoWriteThroughLinkedPartition (issue 24 item 10): a partition
+// directory that is a symbolic link is read through by readers but never
+// written through: Open refuses it and the target is untouched.
+func TestNoWriteThroughLinkedPartition(t *testing.T) {
+	root := t.TempDir()
+	target := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logDir := filepath.Join(root, "logs")
+	os.Mkdir(logDir, 0o755)
+	link := filepath.Join(logDir, "t-0")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	a, err := produce.Open(link, produce.Options{})
+	if err == nil {
+		a.Close()
+		t.Fatal("Open of a symlinked partition directory succeeded")
+	}
+	if !errors.Is(err, partition.ErrLinkedDir) || !strings.Contains(err.Error(), link) {
+		t.Errorf("error %q, want ErrLinkedDir naming the link", err)
+	}
+	if des, _ := os.ReadDir(target); len(des) != 0 {
+		t.Errorf("the link's target holds %d entries", len(des))
+	}
+}

@@ -202,6 +202,12 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 	if err != nil {
 		return nil, err
 	}
+	// A symlinked partition directory is read through, never written
+	// through (README, "Writers stay inside their directory").
+	if err := partition.CheckNotLink(dir); err != nil {
+		broker.Release()
+		return nil, err
+	}
 	_, err = os.Lstat(dir)
 	created := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -33,6 +33,9 @@ func (r *Plan) WriteRecovered(out string) error {
 	if _, err := os.Lstat(out); err == nil {
 		return errors.New(out + " already exists")
 	}
+	if err := safeio.CheckOutside(out, r.Dir); err != nil {
+		return err
+	}
 	// Never write into a log directory a running broker holds, and keep
 	// one from starting while this writes.
 	broker, err := safeio.HoldBroker(filepath.Dir(filepath.Clean(out)))

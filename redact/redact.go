@@ -175,6 +175,9 @@ func PartitionContext(ctx context.Context, src, dst string, opts Options) (*Resu
 			return nil, err
 		}
 	}
+	if err := safeio.CheckOutside(dst, src); err != nil {
+		return nil, err
+	}
 	if des, err := os.ReadDir(dst); err == nil && len(des) > 0 {
 		return nil, errors.New(dst + ": output directory exists and is not empty")
 	}

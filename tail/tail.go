@@ -32,6 +32,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
@@ -166,7 +167,18 @@ func (t *tailer) start(paths []string) error {
 		if err != nil {
 			return err
 		}
+		parts := l.Partitions[:0:0]
 		for _, d := range l.Partitions {
+			// /etc/dbus-1 is named like a partition: only a directory
+			// holding Kafka files (or none) is one.
+			if partition.IsPartitionDir(d) {
+				parts = append(parts, d)
+			}
+		}
+		if len(parts) == 0 && !isLogDir(l) {
+			return &os.PathError{Op: "tail", Path: arg, Err: errNotLogDir}
+		}
+		for _, d := range parts {
 			if !seen[d] {
 				seen[d] = true
 				todo = append(todo, pending{d, ld})
@@ -199,6 +211,24 @@ func (t *tailer) start(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// errNotLogDir: a directory given to tail holds no partition and is not
+// a broker's log directory, where waiting for partitions makes sense.
+var errNotLogDir = errors.New("holds no partition directory (topic-N holding Kafka files) and is not a Kafka log directory (no meta.properties, .lock or offset checkpoint)")
+
+// isLogDir reports whether l is a broker's log directory: one with the
+// files a broker keeps there, so partitions may yet appear in it.
+func isLogDir(l *partition.LogDir) bool {
+	if len(l.Checkpoints) > 0 {
+		return true
+	}
+	for _, name := range []string{"meta.properties", safeio.BrokerLockFile} {
+		if _, err := os.Lstat(filepath.Join(l.Path, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *tailer) logDir(path string) *logDir {

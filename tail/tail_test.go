@@ -953,3 +953,21 @@ func maxUserWatches() int {
 	}
 	return n
 }
+
+// TestNotALogDir (issue 24 item 10): a directory holding no partition that
+// is not a broker's log dir is an error, not a silent wait; a directory
+// named like a partition holding no Kafka file (/etc/dbus-1) is not one.
+func TestNotALogDir(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "dbus-1", "system.d"), 0o755)
+	os.WriteFile(filepath.Join(root, "dbus-1", "README"), []byte("x"), 0o644)
+	ch := make(chan Event, 8)
+	err := Run(context.Background(), []string{root}, Options{}, ch)
+	if !errors.Is(err, errNotLogDir) {
+		t.Fatalf("Run on a directory of no partitions: %v, want errNotLogDir", err)
+	}
+	if len(ch) != 0 {
+		t.Errorf("%d events, want none (dbus-1 is not a partition)", len(ch))
+	}
+}

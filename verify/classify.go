@@ -18,6 +18,7 @@ import (
 // Task kinds beyond the file kinds of FileReport.Kind.
 const (
 	kindIgnored   = "ignored"   // a file in a directory that is not a Kafka file: listed, not checked
+	kindLink      = "link"      // a partition directory that is a symbolic link: read through it
 	kindUnknown   = "unknown"   // a file named on the command line that klog cannot classify: an error
 	kindDirectory = "directory" // a directory that could not be listed: an error
 	kindError     = "error"     // a path that holds nothing to check: an error
@@ -197,9 +198,13 @@ func (ex *expander) expandLogDir(p string, ld *partition.LogDir) {
 	// are checked against every partition, so a streamed report can give
 	// each partition's verdicts before them.
 	for _, pd := range ld.Partitions {
+		if target, ok := ld.Links[pd]; ok {
+			// Read through, and said (README, "What a file is").
+			ex.tasks = append(ex.tasks, task{path: pd, kind: kindLink, base: -1, why: target})
+		}
 		ex.expand(pd)
 	}
-	own, subs, err := logDirEntries(p)
+	own, subs, err := logDirEntries(p, ld.Links)
 	if err != nil {
 		ex.fail(p, err)
 		return
@@ -234,13 +239,16 @@ type logDirEntry struct {
 // offset checkpoints, which LogDir already holds, and the broker's own
 // files are left out) and its subdirectories that are not partitions,
 // sorted. Run and RunEach walk a log dir through it.
-func logDirEntries(p string) (own []logDirEntry, subs []string, err error) {
+func logDirEntries(p string, links map[string]string) (own []logDirEntry, subs []string, err error) {
 	des, err := os.ReadDir(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, de := range des {
 		name := de.Name()
+		if _, ok := links[filepath.Join(p, name)]; ok {
+			continue // a symlinked partition, expanded with the others
+		}
 		if de.IsDir() {
 			if _, _, ok := partition.ParseDirName(name); !ok {
 				subs = append(subs, filepath.Join(p, name))
@@ -293,6 +301,7 @@ func (ex *expander) expandPartition(p string) {
 			if t.kind == "log" {
 				g.logTask[s.BaseOffset] = len(ex.tasks)
 			}
+			t.logMissing = s.Log == "" && t.log != ""
 			ex.tasks = append(ex.tasks, t)
 		}
 		if s.Log == "" {

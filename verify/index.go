@@ -28,6 +28,13 @@ func (v *verifier) openLogFor(f *FileReport, t task) (log io.ReaderAt, size int6
 		}
 		return k.src, k.src.size, func() {}, true
 	}
+	if t.logMissing {
+		// The finding is the segment's (its missing-log report): one
+		// missing .log is one problem, however many indexes it has.
+		f.add(Problem{Kind: KindMissingLog, Info: true, Offset: t.base,
+			Message: "not checked against its log: " + filepath.Base(t.log) + " does not exist (counted once, for the segment)"})
+		return nil, 0, nil, false
+	}
 	src, err := v.open(t.log)
 	if err != nil {
 		msg := "cannot open the log segment beside it: " + err.Error()
@@ -51,6 +58,9 @@ func (v *verifier) openIndexAndLog(f *FileReport, t task, entry int64, kind Kind
 	f.Bytes = file.size
 	log, logSize, done, ok := v.openLogFor(f, t)
 	if !ok {
+		if t.logMissing {
+			f.Records = f.Bytes / entry // its entries, unchecked
+		}
 		file.Close()
 		return nil, nil, 0, nil, nil
 	}

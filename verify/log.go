@@ -101,6 +101,9 @@ func (v *verifier) checkFile(t task) FileReport {
 	case t.kind == kindIgnored:
 		f.Ignored = t.why
 		return f
+	case t.kind == kindLink:
+		f.LinkTarget = t.why
+		return f
 	}
 	var err error
 	if v.opts.State != nil || !opensItself[t.kind] {

@@ -21,6 +21,8 @@ func (f *FileReport) AppendText(b []byte) []byte {
 	switch {
 	case f.Ignored != "":
 		b = append(b, "ignored ("+f.Ignored+")"...)
+	case f.LinkTarget != "":
+		b = append(b, "symbolic link to "+f.LinkTarget+" (read through it; klog never writes through it)"...)
 	case f.Err != "":
 		b = append(b, "error: "+f.Err...)
 	case n == 0 && f.Kind == KindMetadataImage:
@@ -83,6 +85,14 @@ type Summary struct {
 func (s *Summary) Add(f *FileReport) {
 	if f.Ignored != "" {
 		s.Ignored++ // listed, not checked
+		return
+	}
+	if f.LinkTarget != "" {
+		return // its files are counted
+	}
+	if f.Err != "" && f.Bytes == 0 && f.Batches == 0 && f.Records == 0 {
+		// Nothing of it was read: unreadable, not verified.
+		s.IOErrors++
 		return
 	}
 	s.Files++

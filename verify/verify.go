@@ -71,6 +71,10 @@ type FileReport struct {
 	// Ignored says why a file found in a directory was not checked (it is
 	// not a Kafka file); such a file is listed, never silently ignored.
 	Ignored string `json:"ignored,omitempty"`
+	// LinkTarget is where a symbolic link to a partition directory
+	// points (fileKind "link"): its files are checked through it, listed
+	// under the link's path.
+	LinkTarget string `json:"linkTarget,omitempty"`
 	// Omitted counts, per kind, the problems past the first
 	// MaxProblemsPerKind that were counted but not kept.
 	Omitted map[Kind]int64 `json:"omitted,omitempty"`
@@ -94,6 +98,11 @@ type FileReport struct {
 	epochs       []format.EpochEntry
 	epochsParsed bool
 }
+
+// Failed reports a file that was checked and has findings, or could not
+// be read: what --quiet prints and --fail-fast stops at. An ignored file
+// is neither ok nor failed.
+func (f *FileReport) Failed() bool { return !f.OK && f.Ignored == "" }
 
 // MaxProblemsPerKind bounds the problems kept per kind and file: a hostile
 // batch can hold millions of bad records, and memory must not grow with
@@ -189,6 +198,9 @@ type task struct {
 	err        error  // why the path cannot be checked
 	base       int64  // base offset from the name, or -1
 	log        string // the .log beside an index file
+	// logMissing: the .log beside an index file does not exist and the
+	// partition's missing-log report says so once, for the segment.
+	logMissing bool
 	index      string // the .index beside a .timeindex
 }
 
@@ -439,8 +451,10 @@ func runJobs(ctx context.Context, jobs int, us [][2]int, worker func() *verifier
 }
 
 // finish sets a report's verdict once no check can add to it.
+// An ignored file was not checked, so it is not ok (README: "ok" is a
+// file checked with no findings); it is not a failure either (Failed).
 func finish(f *FileReport) {
-	f.OK = f.Findings() == 0 && f.ioErr == nil
+	f.OK = f.Ignored == "" && f.Findings() == 0 && f.ioErr == nil
 	if f.Problems == nil {
 		f.Problems = []Problem{}
 	}

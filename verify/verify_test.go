@@ -58,7 +58,7 @@ func TestCleanFixturesVerify(t *testing.T) {
 		}
 		for i := range rep.Files {
 			f := &rep.Files[i]
-			if !f.OK {
+			if f.Failed() {
 				t.Errorf("%s: %v %v", f.Path, kinds(f), f.Problems)
 			}
 		}

@@ -104,7 +104,7 @@ func runVerify(c *cli.Context) error {
 		}
 		sum.Add(f)
 		fleet.add(f)
-		if !quiet || !f.OK { // --quiet: only the files with findings, in JSON too
+		if !quiet || f.Failed() { // --quiet: only the files with findings, in JSON too
 			if err := lazy.write(func() error { return writeFileReport(out, f, jsonOut) }); err != nil && writeErr == nil {
 				writeErr = err
 			}
@@ -113,7 +113,7 @@ func runVerify(c *cli.Context) error {
 		if err := lazy.flush(); err != nil && writeErr == nil {
 			writeErr = err
 		}
-		if failFast && !f.OK {
+		if failFast && f.Failed() {
 			stopped = true
 			break
 		}

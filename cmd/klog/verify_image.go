@@ -15,7 +15,7 @@ import (
 func writeImageReports(c *cli.Context, args []string, stopped bool, out *bufio.Writer, sum *verify.Summary) {
 	for _, f := range imageReports(c, args, stopped) {
 		sum.Add(f)
-		if !c.Bool(verifyQuiet.Name) || !f.OK {
+		if !c.Bool(verifyQuiet.Name) || f.Failed() {
 			writeFileReport(out, f, c.Bool(verifyJSONFlag.Name))
 		}
 	}

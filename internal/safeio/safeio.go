@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -228,4 +229,45 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return 0, context.Cause(c.ctx)
 	}
 	return c.r.Read(p)
+}
+
+// ErrOutputInsideInput is CheckOutside's error.
+var ErrOutputInsideInput = errors.New("is inside the directory it is made from: a writer never adds to what it reads (choose a path outside it)")
+
+// CheckOutside refuses an output path that is, or is under, the input
+// directory (recover --output and redact of a partition into a directory
+// of that partition would add to the broker's files). Both are resolved
+// through symbolic links as far as they exist, so a link does not hide
+// the nesting.
+func CheckOutside(out, in string) error {
+	o, i := resolve(out), resolve(in)
+	rel, err := filepath.Rel(i, o)
+	if err != nil {
+		return nil // different volumes
+	}
+	if rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+		return &fs.PathError{Op: "write", Path: out, Err: ErrOutputInsideInput}
+	}
+	return nil
+}
+
+// resolve is p absolute with the symbolic links of its longest existing
+// prefix resolved.
+func resolve(p string) string {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }

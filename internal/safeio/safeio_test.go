@@ -140,3 +140,27 @@ func TestProgressReaderAt(t *testing.T) {
 		t.Fatalf("after Done: told %v (sum %d), want the file's size", told, sum)
 	}
 }
+
+func TestCheckOutside(t *testing.T) {
+	root := t.TempDir()
+	in := filepath.Join(root, "logs", "t-0")
+	os.MkdirAll(in, 0o755)
+	os.Symlink(in, filepath.Join(root, "alias"))
+	for _, c := range []struct {
+		out    string
+		inside bool
+	}{
+		{in, true},
+		{filepath.Join(in, "copy"), true},
+		{filepath.Join(in, "a", "b"), true},
+		{filepath.Join(root, "alias", "copy"), true}, // through a link
+		{filepath.Join(root, "logs", "t-0-copy"), false},
+		{filepath.Join(root, "logs"), false},
+		{filepath.Join(root, "..t-0"), false},
+	} {
+		err := CheckOutside(c.out, in)
+		if got := errors.Is(err, ErrOutputInsideInput); got != c.inside {
+			t.Errorf("CheckOutside(%s) = %v, want inside %v", c.out, err, c.inside)
+		}
+	}
+}
