@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -201,7 +202,7 @@ func TestVerifyFindsWhatRecoverChanges(t *testing.T) {
 				plan.Segments[0].Action, plan.Segments[0].Reason, plan.KafkaError)
 		}
 		if plan.Loads && i%10 == 0 {
-			out := filepath.Join(dir, "out-0")
+			out := filepath.Join(filepath.Dir(dir), fmt.Sprintf("out%d-0", i))
 			if err := plan.WriteRecovered(out); err != nil {
 				t.Fatal(err)
 			}

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -171,7 +172,7 @@ func (t *tailer) start(paths []string) error {
 		for _, d := range l.Partitions {
 			// /etc/dbus-1 is named like a partition: only a directory
 			// holding Kafka files (or none) is one.
-			if partition.IsPartitionDir(d) {
+			if partition.IsPartitionDir(d) || !readable(d) {
 				parts = append(parts, d)
 			}
 		}
@@ -216,6 +217,18 @@ func (t *tailer) start(paths []string) error {
 // errNotLogDir: a directory given to tail holds no partition and is not
 // a broker's log directory, where waiting for partitions makes sense.
 var errNotLogDir = errors.New("holds no partition directory (topic-N holding Kafka files) and is not a Kafka log directory (no meta.properties, .lock or offset checkpoint)")
+
+// readable reports whether dir can be listed: an unreadable one is tailed
+// to report it (it may be a partition).
+func readable(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return err == nil || errors.Is(err, io.EOF)
+}
 
 // isLogDir reports whether l is a broker's log directory: one with the
 // files a broker keeps there, so partitions may yet appear in it.
