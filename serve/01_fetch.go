@@ -124,8 +124,10 @@ func (cn *conn) readAll(r *kmsg.FetchRequest, iso fetch.Isolation, parts []fetch
 		for _, rp := range rt.Partitions {
 			fp := fetchPart{topic: ti, index: rp.Partition, hw: -1, lso: -1, start: -1}
 			sp := cn.s.lookup(rt.Topic, rp.Partition)
-			if sp == nil {
-				fp.code = kerr.UnknownTopicOrPartition.Code
+			// A follower's fetch, and a consumer's before KIP-392 (v11),
+			// go to the leader.
+			if code := cn.s.placement(rt.Topic, rp.Partition, sp, r.ReplicaID >= 0 || r.Version < 11); code != 0 {
+				fp.code = code
 				parts = append(parts, fp)
 				continue
 			}

@@ -42,8 +42,9 @@ func (cn *conn) handleListOffsets(r *kmsg.ListOffsetsRequest) (kmsg.Response, er
 			p.Partition = rp.Partition
 			p.Timestamp, p.Offset, p.LeaderEpoch = -1, -1, -1
 			sp := cn.s.lookup(rt.Topic, rp.Partition)
-			if sp == nil {
-				p.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			// Only the leader answers, but for the debugging replica id.
+			if code := cn.s.placement(rt.Topic, rp.Partition, sp, r.ReplicaID != -2); code != 0 {
+				p.ErrorCode = code
 				t.Partitions = append(t.Partitions, p)
 				continue
 			}

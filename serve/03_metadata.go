@@ -27,6 +27,9 @@ func init() { register(3, 0, 13, (*conn).handleMetadata) }
 // when the client allows it (auto.create.topics.enable).
 func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 	s := cn.s
+	if s.cfg.replay != nil {
+		return cn.replayMetadata(r)
+	}
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	host, port := s.advertised()
 	b := kmsg.NewMetadataResponseBroker()
@@ -92,8 +95,15 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 		if r.IncludeTopicAuthorizedOperations && r.Version >= 8 {
 			mt.AuthorizedOperations = topicOps
 		}
-		for _, p := range t.parts {
+		for i, p := range t.parts {
 			mp := kmsg.NewMetadataResponseTopicPartition()
+			if p == nil {
+				// Another broker's partition: no leader here.
+				mp.Partition, mp.Leader, mp.ErrorCode = int32(i), -1, kerr.LeaderNotAvailable.Code
+				mp.Replicas, mp.ISR = []int32{}, []int32{}
+				mt.Partitions = append(mt.Partitions, mp)
+				continue
+			}
 			mp.Partition = p.index
 			mp.Leader = s.cfg.NodeID
 			mp.LeaderEpoch = p.leaderEpoch()

@@ -31,7 +31,7 @@ func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) (kmsg.Response, 
 		for _, p := range t.Partitions {
 			k := tp{Topic: t.Topic, Partition: p.Partition}
 			switch {
-			case cn.s.lookup(t.Topic, p.Partition) == nil:
+			case !cn.s.partitionExists(t.Topic, p.Partition):
 				codes[k] = kerr.UnknownTopicOrPartition.Code
 			case p.Metadata != nil && len(*p.Metadata) > offsetstore.MaxMetadataBytes:
 				codes[k] = kerr.OffsetMetadataTooLarge.Code

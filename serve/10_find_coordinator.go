@@ -18,11 +18,12 @@ import (
 
 func init() { register(10, 0, 6, (*conn).handleFindCoordinator) }
 
-// handleFindCoordinator names this broker as every group's coordinator.
+// handleFindCoordinator names this broker (in a replay, the replay's
+// coordinator) as every group's coordinator.
 // Transaction coordinators are not offered (no transactions coordinator).
 func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := cn.s.advertised()
+	node, host, port := cn.s.coordinatorAddr()
 	code := int16(0)
 	var msg *string
 	if r.CoordinatorType != 0 {
@@ -33,7 +34,7 @@ func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) (kmsg.Resp
 	if r.Version < 4 {
 		resp.ErrorCode, resp.ErrorMessage = code, msg
 		if code == 0 {
-			resp.NodeID, resp.Host, resp.Port = cn.s.cfg.NodeID, host, port
+			resp.NodeID, resp.Host, resp.Port = node, host, port
 		} else {
 			resp.NodeID = -1
 		}
@@ -43,7 +44,7 @@ func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) (kmsg.Resp
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.ErrorCode, c.ErrorMessage = k, code, msg
 		if code == 0 {
-			c.NodeID, c.Host, c.Port = cn.s.cfg.NodeID, host, port
+			c.NodeID, c.Host, c.Port = node, host, port
 		} else {
 			c.NodeID = -1
 		}

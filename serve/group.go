@@ -114,7 +114,7 @@ func newCoordinator(s *Server) (*coordinator, error) {
 		return nil, err
 	}
 	st := offsetstore.NewState()
-	if err := st.Load(s.cfg.LogDir); err != nil {
+	if err := s.loadCommitted(st); err != nil {
 		store.Close()
 		return nil, err
 	}

@@ -18,28 +18,58 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/klog-dev/klog/internal/jsoncontract"
 	"github.com/klog-dev/klog/internal/safeio"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestNonContiguousTopicRefused: Kafka clients need partitions 0..n-1.
-func TestNonContiguousTopicRefused(t *testing.T) {
+// TestPartialTopic: a broker's log dir holding some of a topic's
+// partitions (t-0 and t-2) is served: Metadata lists 0..2, partition 1
+// without a leader (LEADER_NOT_AVAILABLE), and the others are consumed.
+func TestPartialTopic(t *testing.T) {
 	dir := t.TempDir()
 	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-0"))
 	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-2"))
-	_, err := New(Config{LogDir: dir, StateDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), `topic "t" has partitions that are not 0..1`) {
-		t.Fatalf("New: %v", err)
-	}
 	if _, err := New(Config{LogDir: dir}); err == nil {
 		t.Fatal("a read-only server without a state dir started")
+	}
+	_, addr := startServer(t, Config{LogDir: dir})
+	w := dial(t, addr)
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 9
+	md := w.do(req).(*kmsg.MetadataResponse)
+	if len(md.Topics) != 1 || len(md.Topics[0].Partitions) != 3 {
+		t.Fatalf("metadata %+v", md.Topics)
+	}
+	for i, p := range md.Topics[0].Partitions {
+		wantCode, wantLeader := int16(0), int32(0)
+		if i == 1 {
+			wantCode, wantLeader = kerr.LeaderNotAvailable.Code, -1
+		}
+		if p.Partition != int32(i) || p.ErrorCode != wantCode || p.Leader != wantLeader {
+			t.Errorf("partition %d: %+v", i, p)
+		}
+	}
+	want := dumpRecords(t, filepath.Join(dir, "t-0"))
+	for _, n := range []int32{0, 2} {
+		sameRecs(t, "t-"+string(rune('0'+n)), consumeKgo(t, addr, "t", n, kgo.ReadUncommitted(), len(want)), want)
+	}
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.Version, lo.ReplicaID = 4, -1
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "t"
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Partition, lp.Timestamp = 1, -1
+	lt.Partitions = append(lt.Partitions, lp)
+	lo.Topics = append(lo.Topics, lt)
+	if got := w.do(lo).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode; got != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("ListOffsets of the missing partition: error %d", got)
 	}
 }
 

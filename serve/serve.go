@@ -119,6 +119,8 @@ type Config struct {
 
 	// hooks let tests wait for the coordinator.
 	hooks hooks
+	// replay places this server in a replayed cluster (NewReplay).
+	replay *replayBroker
 }
 
 // Server serves one log directory.
@@ -228,7 +230,11 @@ func New(cfg Config) (*Server, error) {
 		}
 		return nil, err
 	}
-	if err := s.loadTopics(); err != nil {
+	load := s.loadTopics
+	if cfg.replay != nil {
+		load = s.loadReplay
+	}
+	if err := load(); err != nil {
 		return fail(err)
 	}
 	if err := s.loadRemote(); err != nil {
@@ -269,24 +275,29 @@ func (s *Server) loadTopics() error {
 		// closes those of the topics already loaded.
 		fail := func(err error) error {
 			for _, p := range t.parts {
-				if p.app != nil {
+				if p != nil && p.app != nil {
 					p.app.Close()
 				}
 			}
 			return err
 		}
-		for i, d := range dirs {
+		// A broker's log dir may hold some of a topic's partitions (the
+		// others are other brokers'): the topic has partitions 0..max,
+		// and those not here have no leader (Metadata says so).
+		for _, d := range dirs {
 			_, n, _ := partition.ParseDirName(filepath.Base(d))
-			if n != int32(i) {
-				return fail(errors.New("serve: topic " + strconv.Quote(name) + " has partitions that are not 0.." +
-					strconv.Itoa(len(dirs)-1) + " (found " + filepath.Base(d) + " at position " + strconv.Itoa(i) +
-					"); Kafka clients require contiguous partitions: serve a log dir holding all of them"))
+			if n >= maxTopicPartitions {
+				return fail(errors.New("serve: " + d + ": partition " + strconv.Itoa(int(n)) + " is over the " +
+					strconv.Itoa(maxTopicPartitions) + " partitions a served topic may have"))
+			}
+			for int32(len(t.parts)) <= n {
+				t.parts = append(t.parts, nil)
 			}
 			p, err := s.openPart(name, n, d)
 			if err != nil {
 				return fail(err)
 			}
-			t.parts = append(t.parts, p)
+			t.parts[n] = p
 			if t.id == ([16]byte{}) {
 				t.id = readTopicID(d)
 			}
@@ -297,6 +308,10 @@ func (s *Server) loadTopics() error {
 	sort.Strings(s.topicList)
 	return nil
 }
+
+// maxTopicPartitions bounds a served topic's partition numbers: a
+// directory name must not size the partition table.
+const maxTopicPartitions = 1 << 16
 
 func (s *Server) openPart(name string, n int32, dir string) (*part, error) {
 	p := &part{topic: name, index: n, dir: dir, hw: -1}
@@ -460,7 +475,7 @@ func (s *Server) watch() {
 	byDir := map[string]*part{}
 	for _, name := range s.topicList {
 		for _, p := range s.topics[name].parts {
-			if w.Add(p.dir) == nil {
+			if p != nil && w.Add(p.dir) == nil {
 				byDir[filepath.Clean(p.dir)] = p
 			}
 		}
@@ -665,6 +680,9 @@ func (s *Server) checkpointHW() error {
 	s.mu.Unlock()
 	for _, name := range names {
 		for _, p := range topics[name].parts {
+			if p == nil {
+				continue
+			}
 			p.mu.Lock()
 			hw, appended := p.hw, p.appended
 			p.mu.Unlock()
@@ -690,6 +708,9 @@ func (s *Server) closeAppenders() error {
 	s.mu.Unlock()
 	for _, t := range topics {
 		for _, p := range t.parts {
+			if p == nil {
+				continue
+			}
 			p.mu.Lock()
 			if p.app != nil {
 				if err := p.app.Close(); err != nil && first == nil {
