@@ -19,7 +19,7 @@ import (
 )
 
 var (
-	serveLogDirFlag   = &cli.StringFlag{Name: "log-dir", Usage: "log directory whose partition directories become topic partitions", Required: true}
+	serveLogDirFlag   = &cli.StringSliceFlag{Name: "log-dir", Usage: "log directory whose partition directories become topic partitions; repeated (or a folder of broker folders): a cluster replayed, one broker per node.id", Required: true}
 	serveListenFlag   = &cli.StringFlag{Name: "listen", Value: "127.0.0.1:9092", Usage: "address to listen on"}
 	serveWritableFlag = &cli.BoolFlag{Name: "writable", Usage: "accept produce and keep committed offsets in the log dir, as a broker does"}
 	serveStateFlag    = &cli.StringFlag{Name: "state", Usage: "read-only: directory for committed offsets (default: a per-log-dir folder under the user's state directory)"}
@@ -40,7 +40,8 @@ var serveCommand = &cli.Command{
 	Name:  "serve",
 	Usage: "speak the Kafka protocol over a log dir, for unmodified Kafka clients",
 	Description: `Every partition directory under --log-dir becomes a topic partition (a
-topic's partitions must be 0..n-1). Clients consume with Fetch, ListOffsets
+log dir holding some of a topic's partitions serves those; Metadata reports
+the others without a leader). Clients consume with Fetch, ListOffsets
 and consumer groups; committed offsets go to __consumer_offsets-N partitions
 in Kafka's record format (in --state unless --writable). Read-only by
 default: the log dir is never changed. --writable accepts Produce (acks 0, 1,
@@ -50,8 +51,17 @@ tiered storage is served too: a fetch below a partition's local log start
 reads the remote segment that holds the offset (the log dir's
 __remote_log_metadata-N say which), and ListOffsets answers -2 (the remote
 start), -4 (earliest-local) and -5 (latest-tiered) as a broker with tiered
-storage does. Stops cleanly on SIGINT/SIGTERM.`,
-	Flags: []cli.Flag{serveLogDirFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
+storage does. Stops cleanly on SIGINT/SIGTERM.
+
+Several --log-dir (or one folder of broker folders) replay a cluster: each
+broker (meta.properties' node.id; its log dirs together, JBOD) is served on
+its own listener (--listen's port, then the next ones, or --broker-ports),
+with the leaders, replicas and ISR of the KRaft metadata image when the
+disks hold __cluster_metadata, else each partition led by its most complete
+replica (said on stderr). Followers' fetches are answered by the leader;
+-future, -delete and -stray directories are not served. A replay is
+read-only.`,
+	Flags: []cli.Flag{serveLogDirFlag, serveBrokerPortsFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
 		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag,
 		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag, servePerIPFlag,
 		tieredRemoteFlag, tieredPrefixFlag, tieredKeyPairFlag, tieredRSMFlag, s3EndpointFlag, s3RegionFlag, s3ProfileFlag, s3AddressingFlag, s3AnonymousFlag, tieredParallelFlag},
@@ -85,10 +95,22 @@ func runServe(c *cli.Context) error {
 	if err := int32Flags(c, serveMaxReqFlag.Name, serveMaxMsgFlag.Name); err != nil {
 		return err
 	}
-	dir := c.String(serveLogDirFlag.Name)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return troubleError("serve: --log-dir %s is not a directory", dir)
+	dirs := c.StringSlice(serveLogDirFlag.Name)
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return troubleError("serve: --log-dir %s is not a directory", dir)
+		}
 	}
+	if expanded, replay, err := replayDirs(dirs); err != nil {
+		return troubleError("serve: %w", err)
+	} else if replay {
+		return runReplay(c, expanded)
+	} else if c.IsSet(serveBrokerPortsFlag.Name) {
+		return usageError("serve: --broker-ports is for several brokers' log dirs")
+	} else {
+		dirs = expanded // a folder holding one broker's log dir
+	}
+	dir := dirs[0]
 	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
 		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
 		MaxConnectionsPerIP: c.Int(servePerIPFlag.Name),
@@ -101,45 +123,17 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	if !cfg.Writable {
-		cfg.StateDir = c.String(serveStateFlag.Name)
-		if cfg.StateDir == "" {
-			d, err := defaultStateDir(dir)
-			if err != nil {
-				return troubleError("serve: %w (set --state)", err)
-			}
-			cfg.StateDir = d
-		}
-		abs1, _ := filepath.Abs(cfg.StateDir)
-		abs2, _ := filepath.Abs(dir)
-		if abs1 == abs2 {
-			return usageError("serve: --state must not be the log dir (use --writable to keep offsets there)")
+		if err := serveStateDir(c, &cfg, dir); err != nil {
+			return err
 		}
 	} else if c.IsSet(serveStateFlag.Name) {
 		return usageError("serve: --state is for read-only serving; --writable keeps offsets in the log dir")
 	}
-	if p := c.String(serveReqLogFlag.Name); p != "" {
-		if p == "-" {
-			cfg.RequestLog = c.App.ErrWriter
-		} else {
-			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-			if err != nil {
-				return troubleError("serve: %w", err)
-			}
-			defer f.Close()
-			cfg.RequestLog = f
-		}
+	closeLog, err := serveLogAndTLS(c, &cfg)
+	if err != nil {
+		return err
 	}
-	cert, key := c.String(serveCertFlag.Name), c.String(serveKeyFlag.Name)
-	if (cert == "") != (key == "") {
-		return usageError("serve: --tls-cert and --tls-key go together")
-	}
-	if cert != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return troubleError("serve: %w", err)
-		}
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
-	}
+	defer closeLog()
 	if a := c.String(serveAdvertFlag.Name); a != "" {
 		h, p, err := net.SplitHostPort(a)
 		if err != nil {
@@ -161,6 +155,57 @@ func runServe(c *cli.Context) error {
 		return troubleError("serve: %w", err)
 	}
 	return serveUntilDone(c.Context, srv, ln, cfg, c.App.ErrWriter)
+}
+
+// serveStateDir sets a read-only server's state directory: --state, or a
+// per-log-dir folder under the user's state directory.
+func serveStateDir(c *cli.Context, cfg *serve.Config, dir string) error {
+	cfg.StateDir = c.String(serveStateFlag.Name)
+	if cfg.StateDir == "" {
+		d, err := defaultStateDir(dir)
+		if err != nil {
+			return troubleError("serve: %w (set --state)", err)
+		}
+		cfg.StateDir = d
+	}
+	abs1, _ := filepath.Abs(cfg.StateDir)
+	abs2, _ := filepath.Abs(dir)
+	if abs1 == abs2 {
+		return usageError("serve: --state must not be the log dir (use --writable to keep offsets there)")
+	}
+	return nil
+}
+
+// serveLogAndTLS sets the request log and TLS of cfg from the flags; the
+// returned function closes the request log file.
+func serveLogAndTLS(c *cli.Context, cfg *serve.Config) (func(), error) {
+	closeLog := func() {}
+	if p := c.String(serveReqLogFlag.Name); p != "" {
+		if p == "-" {
+			cfg.RequestLog = c.App.ErrWriter
+		} else {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				return nil, troubleError("serve: %w", err)
+			}
+			closeLog = func() { f.Close() }
+			cfg.RequestLog = f
+		}
+	}
+	cert, key := c.String(serveCertFlag.Name), c.String(serveKeyFlag.Name)
+	if (cert == "") != (key == "") {
+		closeLog()
+		return nil, usageError("serve: --tls-cert and --tls-key go together")
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			closeLog()
+			return nil, troubleError("serve: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	return closeLog, nil
 }
 
 // serveUntilDone serves until ctx ends (SIGINT/SIGTERM), then shuts down,

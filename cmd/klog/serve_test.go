@@ -87,8 +87,6 @@ func copyPartitionDir(t *testing.T, src, dst string) {
 func TestServeUsage(t *testing.T) {
 	dir := t.TempDir()
 	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "t-0"))
-	gap := t.TempDir()
-	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), filepath.Join(gap, "t-1"))
 	cases := []struct {
 		name      string
 		args      []string
@@ -99,7 +97,6 @@ func TestServeUsage(t *testing.T) {
 		{"state is the log dir", []string{"serve", "--log-dir", dir, "--state", dir}, "--state must not be the log dir"},
 		{"state with writable", []string{"serve", "--log-dir", dir, "--writable", "--state", t.TempDir()}, "--state is for read-only"},
 		{"half tls", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--tls-cert", "x.pem"}, "go together"},
-		{"non-contiguous", []string{"serve", "--log-dir", gap, "--state", t.TempDir()}, `topic "t" has partitions that are not 0..0`},
 		{"arguments", []string{"serve", "--log-dir", dir, "extra"}, "unexpected arguments"},
 		{"port in use", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--listen", "256.0.0.1:1"}, "serve:"},
 	}
