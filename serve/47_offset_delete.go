@@ -22,7 +22,7 @@ func (cn *conn) handleOffsetDelete(r *kmsg.OffsetDeleteRequest) (kmsg.Response, 
 	unknown := map[tp]bool{}
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
-			if cn.s.topic(t.Topic) == nil {
+			if !cn.s.topicExists(t.Topic) {
 				unknown[tp{Topic: t.Topic, Partition: p.Partition}] = true
 				continue
 			}

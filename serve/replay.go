@@ -410,3 +410,12 @@ func contains32(v []int32, x int32) bool {
 	}
 	return false
 }
+
+// topicExists reports whether the cluster has the topic (a replay's view,
+// else this log dir).
+func (s *Server) topicExists(name string) bool {
+	if rb := s.cfg.replay; rb != nil {
+		return rb.view.topics[name] != nil
+	}
+	return s.topic(name) != nil
+}
