@@ -38,7 +38,7 @@ func runReplay(c *cli.Context, dirs []string) error {
 		}
 	}
 	base := serve.Config{MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
-		IdleTimeout: c.Duration(serveIdleFlag.Name)}
+		MaxConnectionsPerIP: c.Int(servePerIPFlag.Name), IdleTimeout: c.Duration(serveIdleFlag.Name)}
 	if err := serveStateDir(c, &base, dirs[0]); err != nil {
 		return err
 	}
