@@ -102,15 +102,30 @@ type Scanner struct {
 	win    []byte
 	winBuf []byte
 	winPos int64
+	// viewer is r when it holds the input in memory.
+	viewer Viewer
 
 	headersOnly bool
 	// seen is the largest last offset of the batches read so far.
 	seen int64
 }
 
+// Viewer is a ReaderAt holding the input in memory in pieces (a reader
+// that reads ahead): View returns its bytes from pos to the end of the
+// piece holding pos, without copying, when that is at least n bytes, else
+// nil. A Scanner over a Viewer reads through View, and through ReadAt only
+// an entry that spans two pieces. The bytes stay valid until a View or
+// ReadAt past their piece: the Scanner asks for one only once the entries
+// before it are done (a Batch is valid until the next Next).
+type Viewer interface {
+	io.ReaderAt
+	View(pos int64, n int) []byte
+}
+
 // NewScanner returns a Scanner over the first size bytes of r.
 func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 	s := &Scanner{r: r, size: size, max: opts.MaxBatchBytes, headersOnly: opts.HeadersOnly}
+	s.viewer, _ = r.(Viewer)
 	if s.max <= 0 {
 		s.max = DefaultMaxBatchBytes
 	}
@@ -131,6 +146,7 @@ func NewScanner(r io.ReaderAt, size int64, opts ScanOptions) *Scanner {
 // Reset starts the scanner again over another input, keeping its buffer.
 func (s *Scanner) Reset(r io.ReaderAt, size int64) {
 	s.r, s.size, s.pos, s.err, s.done = r, size, 0, nil, false
+	s.viewer, _ = r.(Viewer)
 	s.tail = Tail{}
 	s.seen = 0
 	s.win = nil
@@ -270,13 +286,34 @@ func (s *Scanner) next() (*Batch, error) {
 }
 
 // view returns the n bytes at pos (fewer when the input ends first): from the
-// read window when they are in it, else by refilling the window from pos,
-// else (an entry larger than the window) with one read into the batch
-// buffer. The slice is valid until the next call.
+// read window when they are in it, else from the input's own memory when it
+// is a Viewer, else by refilling the window from pos, else (an entry larger
+// than the window) with one read into the batch buffer. The slice is valid
+// until the next call.
 func (s *Scanner) view(pos int64, n int) ([]byte, error) {
 	if pos >= s.winPos && pos+int64(n) <= s.winPos+int64(len(s.win)) {
 		at := pos - s.winPos
 		return s.win[at : at+int64(n) : at+int64(n)], nil
+	}
+	if s.viewer != nil {
+		if w := s.viewer.View(pos, n); len(w) >= n {
+			s.win, s.winPos = w, pos
+			return w[:n:n], nil
+		}
+		// Across two of the viewer's pieces: this entry alone is
+		// copied, and the next comes from the viewer again.
+		s.win = nil
+		if cap(s.buf) < n {
+			s.buf = make([]byte, n, growCap(cap(s.buf), n, s.max))
+		}
+		buf := s.buf[:n]
+		m, err := s.r.ReadAt(buf, pos)
+		if m == n {
+			err = nil
+		} else if err == nil {
+			err = io.EOF
+		}
+		return buf[:m:m], err
 	}
 	if n <= len(s.winBuf) {
 		want := int64(len(s.winBuf))

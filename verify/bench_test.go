@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -208,4 +209,49 @@ func BenchmarkVerifyDir(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkVerifyDefaultJobsVsOne alternates verify of one segment with
+// the default jobs (one a CPU: a prefetcher reads ahead) and with --jobs 1,
+// and reports the median over iterations of the default's speed over
+// --jobs 1's ("x-jobs1") and of its CPU time over --jobs 1's
+// ("cpu-of-jobs1"): the default must not be the slower one.
+func BenchmarkVerifyDefaultJobsVsOne(b *testing.B) {
+	p := benchSegments(b, 1)[0]
+	b.SetBytes(2 * fileSize(b, p))
+	var speed, cpu []float64
+	run := func(jobs int) (time.Duration, time.Duration) {
+		c0, t0 := cpuTime(), time.Now()
+		rep, err := collect(context.Background(), []string{p}, Options{Jobs: jobs})
+		if err != nil || rep.Findings() != 0 {
+			b.Fatal(err, rep.Findings())
+		}
+		return time.Since(t0), cpuTime() - c0
+	}
+	i := 0
+	for b.Loop() {
+		var w0, c0, w1, c1 time.Duration
+		if i%2 == 0 {
+			w1, c1 = run(1)
+			w0, c0 = run(0)
+		} else {
+			w0, c0 = run(0)
+			w1, c1 = run(1)
+		}
+		i++
+		speed, cpu = append(speed, float64(w1)/float64(w0)), append(cpu, float64(c0)/float64(c1))
+	}
+	sort.Float64s(speed)
+	sort.Float64s(cpu)
+	b.ReportMetric(speed[len(speed)/2], "x-jobs1")
+	b.ReportMetric(cpu[len(cpu)/2], "cpu-of-jobs1")
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,9 +6,13 @@ import (
 
 // prefetcher reads a file ahead of a sequential scanner in a second
 // goroutine, so reading (the copy out of the page cache) overlaps checking.
-// ReadAt serves from the prefetched chunks and falls back to the file for a
-// range it no longer holds. It is used only when a worker would otherwise be
-// idle (one segment, several jobs).
+// It is a format.Viewer: the scanner checks the batches in the prefetched
+// chunks where they are, and copies only a batch that spans two chunks
+// (ReadAt serves from the chunks, and falls back to the file for a range
+// it no longer holds); so prefetching costs no more work than reading in
+// the scanner, and --jobs above 1 is not slower on one file than --jobs 1
+// when there is no spare core to overlap with. It is used only when a
+// worker would otherwise be idle (one segment, several jobs).
 type prefetcher struct {
 	r    io.ReaderAt
 	size int64
@@ -67,23 +71,46 @@ func (p *prefetcher) run() {
 	}
 }
 
+// View returns the prefetched bytes from off to the end of their chunk when
+// they are at least n, without copying; nil when they are fewer (the range
+// spans two chunks, or the file ends) or no longer held. Moving to a later
+// chunk hands the earlier back to the reading goroutine.
+func (p *prefetcher) View(off int64, n int) []byte {
+	if !p.advance(off) || off < p.cur.pos {
+		return nil
+	}
+	if d := p.cur.data[off-p.cur.pos:]; len(d) >= n {
+		return d
+	}
+	return nil
+}
+
+// advance makes the chunk holding off (or the first after it) the current
+// one, false when the prefetched chunks ended before off.
+func (p *prefetcher) advance(off int64) bool {
+	for p.cur == nil || off >= p.cur.pos+int64(len(p.cur.data)) {
+		if p.cur != nil {
+			p.free <- &chunk{data: p.cur.data[:cap(p.cur.data)]}
+			p.cur = nil
+		}
+		c, ok := <-p.full
+		if !ok {
+			return false
+		}
+		p.cur = c
+	}
+	return true
+}
+
 // ReadAt serves [off, off+len(b)) from the chunks, advancing through them
 // in order; anything before the current chunk is read from the file.
 func (p *prefetcher) ReadAt(b []byte, off int64) (int, error) {
 	n := 0
 	for n < len(b) {
 		at := off + int64(n)
-		for p.cur == nil || at >= p.cur.pos+int64(len(p.cur.data)) {
-			if p.cur != nil {
-				p.free <- &chunk{data: p.cur.data[:cap(p.cur.data)]}
-			}
-			c, ok := <-p.full
-			if !ok {
-				p.cur = nil
-				m, err := p.r.ReadAt(b[n:], at)
-				return n + m, err
-			}
-			p.cur = c
+		if !p.advance(at) {
+			m, err := p.r.ReadAt(b[n:], at)
+			return n + m, err
 		}
 		if at < p.cur.pos {
 			m, err := p.r.ReadAt(b[n:], at)

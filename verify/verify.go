@@ -318,7 +318,12 @@ func runPiece(ctx context.Context, paths []string, opts Options, rd *reads, hook
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	opts.prefetch = jobs >= 2*len(tasks)
+	// Reading ahead in a second goroutine overlaps the copy out of the
+	// page cache with the checks only when a core is idle; on a busy
+	// machine it costs CPU time (the chunks move between cores' caches)
+	// for no gain, so the default never does it: only --jobs given, at
+	// least twice the files (BenchmarkVerifyDefaultJobsVsOne).
+	opts.prefetch = opts.Jobs > 0 && jobs >= 2*len(tasks)
 	opts.budget = newDecompressBudget(opts.MaxDecompressedBytes)
 	em := newEmitter(pc, tasks, ex.groups, rd)
 	checkOne := func(v *verifier, i int) {
@@ -345,10 +350,12 @@ func runPiece(ctx context.Context, paths []string, opts Options, rd *reads, hook
 		}
 		return true
 	}
-	if jobs == 1 {
+	us := units(tasks)
+	if jobs == 1 || (len(us) == 1 && !opts.prefetch) {
 		// One job checks in the caller's goroutine: handing each file
 		// to another thread costs a scheduler wake-up, milliseconds on
-		// a busy machine.
+		// a busy machine. So does a run of one unit (one segment's
+		// files) whatever --jobs says: there is nothing to share.
 		v := newVerifier(ctx, opts, rd)
 		defer v.release()
 		for i := range tasks {
@@ -360,7 +367,7 @@ func runPiece(ctx context.Context, paths []string, opts Options, rd *reads, hook
 				return pc, errStopped
 			}
 		}
-	} else if !runJobs(ctx, jobs, units(tasks), func() *verifier { return newVerifier(ctx, opts, rd) }, checkOne, em.done, give) {
+	} else if !runJobs(ctx, jobs, us, func() *verifier { return newVerifier(ctx, opts, rd) }, checkOne, em.done, give) {
 		return pc, errStopped
 	}
 	if err := ctx.Err(); err != nil {
