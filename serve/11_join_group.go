@@ -15,6 +15,7 @@ package serve
 //     always false here).
 
 import (
+	"bytes"
 	"net"
 	"time"
 
@@ -38,8 +39,21 @@ func (cn *conn) handleJoinGroup(r *kmsg.JoinGroupRequest) (kmsg.Response, error)
 	if r.Version < 5 {
 		jr.instanceID = nil
 	}
+	// The member's protocols go into the group record, which a broker
+	// writes only up to message.max.bytes (a larger one fails the append:
+	// UNKNOWN_SERVER_ERROR, as the coordinator answers
+	// RecordTooLargeException). They are copied: the request's buffer is
+	// the connection's.
+	size := 0
 	for _, p := range r.Protocols {
-		jr.protocols = append(jr.protocols, protocol{name: p.Name, metadata: p.Metadata})
+		size += len(p.Name) + len(p.Metadata)
+	}
+	if size > int(cn.s.cfg.MaxMessageBytes) {
+		resp.ErrorCode, resp.Generation, resp.MemberID = kerr.UnknownServerError.Code, -1, r.MemberID
+		return resp, nil
+	}
+	for _, p := range r.Protocols {
+		jr.protocols = append(jr.protocols, protocol{name: p.Name, metadata: bytes.Clone(p.Metadata)})
 	}
 	c := cn.s.groups
 	out, err := c.call(cn, r.Key(), joinResult{code: kerr.CoordinatorNotAvailable.Code, generation: -1, memberID: r.MemberID},

@@ -11,6 +11,7 @@ package serve
 //     (KIP-559).
 
 import (
+	"bytes"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -21,9 +22,20 @@ func init() { register(14, 0, 5, (*conn).handleSyncGroup) }
 // parked in the coordinator until the leader's assignments are stored.
 func (cn *conn) handleSyncGroup(r *kmsg.SyncGroupRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.SyncGroupResponse)
+	// The assignments go into the group record: at most message.max.bytes
+	// of them (see handleJoinGroup), copied out of the request's buffer.
+	size := 0
+	for _, a := range r.GroupAssignment {
+		size += len(a.MemberID) + len(a.MemberAssignment)
+	}
+	if size > int(cn.s.cfg.MaxMessageBytes) {
+		resp.ErrorCode = kerr.UnknownServerError.Code
+		resp.MemberAssignment = []byte{}
+		return resp, nil
+	}
 	as := make(map[string][]byte, len(r.GroupAssignment))
 	for _, a := range r.GroupAssignment {
-		as[a.MemberID] = a.MemberAssignment
+		as[a.MemberID] = bytes.Clone(a.MemberAssignment)
 	}
 	inst, ptype, proto := r.InstanceID, r.ProtocolType, r.Protocol
 	if r.Version < 3 {

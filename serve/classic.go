@@ -198,6 +198,11 @@ func (c *coordinator) join(r joinRequest, w *waiter) {
 		fail(kerr.InconsistentGroupProtocol.Code, r.memberID)
 		return
 	}
+	if groupRecordBytes(g, r) > c.maxRecord {
+		// The group record would not fit message.max.bytes (limits.go).
+		fail(kerr.UnknownServerError.Code, r.memberID)
+		return
+	}
 	if r.memberID == "" {
 		c.joinNewMember(g, r, w)
 	} else {

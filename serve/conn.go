@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
@@ -22,7 +21,7 @@ type conn struct {
 	c      net.Conn
 	r      *bufio.Reader
 	name   string // Kafka's connection id: local-remote
-	body   bytes.Buffer
+	buf    []byte // the buffer of requests up to smallFrame bytes
 	out    []byte
 	client clientInfo
 	// clientID is the current request's header client id.
@@ -110,26 +109,51 @@ func (cn *conn) serveOne() error {
 		cn.logError(header{key: -1}, "request size "+strconv.Itoa(int(size))+" outside [8, "+strconv.Itoa(int(cn.s.cfg.MaxRequestBytes))+"]")
 		return errMalformed
 	}
-	// The buffer grows with the bytes that actually arrive, never by the
-	// declared size alone.
-	cn.body.Reset()
-	if _, err := io.CopyN(&cn.body, cn.r, int64(size)); err != nil {
+	// The frame's bytes come out of the server's budget before they are
+	// read (limits.go), by its key's charge.
+	kb, err := cn.r.Peek(2)
+	if err != nil {
+		return err
+	}
+	key := int16(binary.BigEndian.Uint16(kb))
+	charge, ok := s.requestCharge(key, size)
+	if !ok {
+		cn.logError(header{key: key}, "request size "+strconv.Itoa(int(size))+" too large for "+kmsg.NameForKey(key)+
+			": at most "+strconv.FormatInt((s.cfg.MaxQueuedRequestBytes-smallReserve)/decodeFactor, 10)+" bytes for keys other than Produce")
+		return errMalformed
+	}
+	if !s.admitRequest(charge) {
+		return net.ErrClosed
+	}
+	defer s.lim.queued.release(charge)
+	// A small frame reuses the connection's buffer; a large one has a
+	// buffer of its own, within the budget, dropped with the request.
+	var frame []byte
+	if size <= smallFrame {
+		if cap(cn.buf) < int(size) {
+			cn.buf = make([]byte, size)
+		}
+		frame = cn.buf[:size]
+	} else {
+		frame = make([]byte, size)
+		if size >= collectAfter {
+			defer collect()
+		}
+	}
+	if _, err := io.ReadFull(cn.r, frame); err != nil {
 		return err
 	}
 	start := time.Now()
-	frame := cn.body.Bytes()
 	h, req, err := parseRequest(frame)
 	if err != nil {
 		cn.logError(h, err.Error())
 		return err
 	}
-	err = cn.dispatch(h, req, start)
-	if cn.body.Cap() > 1<<20 {
-		// An idle connection does not keep a large request's buffer.
-		cn.body = bytes.Buffer{}
-	}
-	return err
+	return cn.dispatch(h, req, start)
 }
+
+// smallFrame is the size of a connection's own request buffer.
+const smallFrame = 16 << 10
 
 // parseRequest splits a frame into its header and decoded body. An
 // ApiVersions request at a version this server does not know comes back

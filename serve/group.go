@@ -30,6 +30,7 @@ type coordinator struct {
 	initialDelay time.Duration
 	store        *offsetstore.Store
 	hooks        hooks
+	maxRecord    int // message.max.bytes: the largest group record
 
 	queue chan func()
 	stop  chan struct{} // closed by shutdown: the loop answers the parked and ends
@@ -125,7 +126,8 @@ func newCoordinator(s *Server) (*coordinator, error) {
 		}
 	}
 	c := &coordinator{clock: s.cfg.Clock, initialDelay: s.cfg.GroupInitialDelay, store: store, hooks: s.cfg.hooks,
-		queue: make(chan func(), 64), stop: make(chan struct{}), quit: make(chan struct{}),
+		maxRecord: int(s.cfg.MaxMessageBytes),
+		queue:     make(chan func(), 64), stop: make(chan struct{}), quit: make(chan struct{}),
 		wake: make(chan struct{}, 1), written: make(chan struct{}),
 		groups: map[string]*group{}, offsets: st.Offsets}
 	for name, gm := range st.Groups {

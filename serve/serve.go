@@ -82,6 +82,15 @@ type Config struct {
 	// (Kafka's default). After: zero is one hour (Kafka's default since
 	// 4.0), negative no limit.
 	TimestampBeforeMax, TimestampAfterMax time.Duration
+	// MaxQueuedRequestBytes bounds the bytes of requests in flight across
+	// all connections (queued.max.request.bytes; default 128 MiB, at
+	// least MaxRequestBytes + 16 MiB); a connection waits for room before
+	// it reads a request's body.
+	MaxQueuedRequestBytes int64
+	// MaxDecompressedBytes bounds what one produced batch decompresses to
+	// (default 32 MiB; MESSAGE_TOO_LARGE beyond); two batches decompress
+	// at a time.
+	MaxDecompressedBytes int
 	// MaxConnections bounds open connections (default 4096); more are
 	// closed on accept.
 	MaxConnections int
@@ -212,6 +221,9 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, topics: map[string]*topic{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{},
 		done: make(chan struct{}), nextPID: cfg.Clock.Now().UnixMilli() * 1000, clusterID: "klog"}
 	s.initLimits()
+	if err := s.initMemory(); err != nil {
+		return nil, err
+	}
 	if cfg.Writable {
 		// The broker's rule: one writer per log dir, by its .lock file.
 		l, err := safeio.LockBroker(cfg.LogDir)

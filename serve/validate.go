@@ -180,8 +180,8 @@ func (s *Server) checkBatch(tp string, raw []byte, now int64) (*format.Batch, *r
 // message.timestamp.before/after.max.ms (INVALID_TIMESTAMP, with one
 // record error per record out of range).
 func (s *Server) checkRecords(tp string, b *format.Batch, now int64) *refuseProduce {
-	rr := readers.Get().(*format.RecordReader)
-	defer readers.Put(rr)
+	rr, put := s.recordReader(b)
+	defer put()
 	var rec format.Record
 	if err := rr.Reset(b); err != nil {
 		return recordsError(tp, err)

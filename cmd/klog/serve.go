@@ -28,6 +28,8 @@ var (
 	serveKeyFlag      = &cli.StringFlag{Name: "tls-key", Usage: "PEM private key for --tls-cert"}
 	serveMaxReqFlag   = &cli.IntFlag{Name: "max-request-bytes", Value: serve.DefaultMaxRequestBytes, Usage: "largest request frame accepted (socket.request.max.bytes)"}
 	serveMaxConnFlag  = &cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "open connections beyond this are closed on accept"}
+	serveQueuedFlag   = &cli.Int64Flag{Name: "max-queued-request-bytes", Usage: "bytes of requests in flight across all connections (queued.max.request.bytes; default 128 MiB, at least --max-request-bytes plus 16 MiB)"}
+	serveInflateFlag  = &cli.IntFlag{Name: "max-decompressed-bytes", Value: serve.DefaultMaxDecompressedBytes, Usage: "most a produced batch may decompress to (MESSAGE_TOO_LARGE beyond; two batches decompress at a time)"}
 	servePerIPFlag    = &cli.IntFlag{Name: "max-connections-per-ip", Value: serve.DefaultMaxConnectionsPerIP, Usage: "connections of one client address beyond this are closed on accept (max.connections.per.ip)"}
 	serveAdvertFlag   = &cli.StringFlag{Name: "advertise", Usage: "host:port clients are told to connect to (default: the listen address)"}
 	serveMaxMsgFlag   = &cli.IntFlag{Name: "max-message-bytes", Value: serve.DefaultMaxMessageBytes, Usage: "largest record batch a producer may append, and largest group record (message.max.bytes)"}
@@ -63,7 +65,7 @@ replica (said on stderr). Followers' fetches are answered by the leader;
 read-only.`,
 	Flags: []cli.Flag{serveLogDirFlag, serveBrokerPortsFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
 		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag,
-		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag, servePerIPFlag,
+		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag, servePerIPFlag, serveQueuedFlag, serveInflateFlag,
 		tieredRemoteFlag, tieredPrefixFlag, tieredKeyPairFlag, tieredRSMFlag, s3EndpointFlag, s3RegionFlag, s3ProfileFlag, s3AddressingFlag, s3AnonymousFlag, tieredParallelFlag},
 	Action: runServe,
 }
@@ -113,8 +115,9 @@ func runServe(c *cli.Context) error {
 	dir := dirs[0]
 	cfg := serve.Config{LogDir: dir, Writable: c.Bool(serveWritableFlag.Name),
 		MaxRequestBytes: int32(c.Int(serveMaxReqFlag.Name)), MaxConnections: c.Int(serveMaxConnFlag.Name),
-		MaxConnectionsPerIP: c.Int(servePerIPFlag.Name),
-		IdleTimeout:         c.Duration(serveIdleFlag.Name), MaxMessageBytes: int32(c.Int(serveMaxMsgFlag.Name)),
+		MaxConnectionsPerIP: c.Int(servePerIPFlag.Name), MaxQueuedRequestBytes: c.Int64(serveQueuedFlag.Name),
+		MaxDecompressedBytes: c.Int(serveInflateFlag.Name),
+		IdleTimeout:          c.Duration(serveIdleFlag.Name), MaxMessageBytes: int32(c.Int(serveMaxMsgFlag.Name)),
 		TimestampBeforeMax: c.Duration(serveTSBeforeFlag.Name), TimestampAfterMax: c.Duration(serveTSAfterFlag.Name)}
 	if cfg.TimestampAfterMax == 0 {
 		cfg.TimestampAfterMax = -1 // 0 on the command line: no limit

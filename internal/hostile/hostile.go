@@ -340,5 +340,8 @@ func Produce() map[string][]byte {
 	out["records-left-over"] = Batch(0, 0, 0, 1, append(record(0, nil), 0, 0, 0))
 	out["short-size"] = one[:12:12]
 	out["zstd-bomb-15k"] = Batch(0, int16(format.CompressionZstd), 0, 1, ZstdRLEFrame(480<<20))
+	// Under format's default cap of what one batch may decompress to:
+	// decompressed in full unless the reader's cap is lower.
+	out["zstd-bomb-120m"] = Batch(0, int16(format.CompressionZstd), 0, 1, ZstdRLEFrame(120<<20))
 	return out
 }
