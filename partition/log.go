@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -494,6 +495,12 @@ func (l *Log) SetHighWatermark(hw int64) {
 		l.notify()
 	}
 }
+
+// SetHighWatermarkToEnd makes the log end offset the high watermark from
+// now on: the owner is the partition's only replica, so every batch is
+// committed once appended (klog serve --writable). It wakes the waiters
+// when the high watermark moves.
+func (l *Log) SetHighWatermarkToEnd() { l.SetHighWatermark(math.MaxInt64) }
 
 // LastStableOffset is the first offset of the earliest ongoing transaction
 // when it is below the high watermark, else the high watermark

@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/partition"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -80,7 +81,6 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 		code = kerr.InvalidRequiredAcks.Code
 	}
 	failed := false
-	appended := false
 	for _, rt := range r.Topics {
 		t := kmsg.NewProduceResponseTopic()
 		t.Topic = rt.Topic
@@ -101,16 +101,12 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 				}
 				if res.code == 0 {
 					p.BaseOffset, p.LogAppendTime, p.LogStartOffset = res.base, res.appendTime, res.logStart
-					appended = appended || res.appended
 				}
 			}
 			failed = failed || p.ErrorCode != 0
 			t.Partitions = append(t.Partitions, p)
 		}
 		resp.Topics = append(resp.Topics, t)
-	}
-	if appended {
-		s.notify()
 	}
 	if r.Acks == 0 {
 		if failed {
@@ -128,7 +124,6 @@ type produceResult struct {
 	records          []kmsg.ProduceResponseTopicPartitionErrorRecord
 	base, appendTime int64
 	logStart         int64
-	appended         bool
 }
 
 // producePartition checks one partition's records in the broker's order
@@ -170,10 +165,8 @@ func (p *part) produce(b *format.Batch, raw []byte, now int64) produceResult {
 	if p.app == nil {
 		return fail(kerr.NotLeaderForPartition.Code, "partition closed")
 	}
-	if b.ProducerID >= 0 {
-		if res, done := p.checkSequence(b); done {
-			return res
-		}
+	if res, done := p.checkProducer(b); done {
+		return res
 	}
 	leo := p.app.LogEndOffset()
 	binary.BigEndian.PutUint64(raw[posBaseOffset:], uint64(leo))
@@ -182,75 +175,48 @@ func (p *part) produce(b *format.Batch, raw []byte, now int64) produceResult {
 		binary.BigEndian.PutUint64(raw[posMaxTimestamp:], uint64(now))
 		binary.BigEndian.PutUint32(raw[posCRC:], format.ChecksumC(raw[posAttributes:]))
 	}
+	// The Appender tells the model, which moves the log end offset (the
+	// high watermark with it), takes the batch into the producer state
+	// and wakes this partition's long polls.
 	res, err := p.app.AppendRaw(raw)
 	if err != nil {
 		return fail(kerr.KafkaStorageError.Code, err.Error())
 	}
-	p.hw = p.app.LogEndOffset()
-	p.dirty, p.appended = true, true
-	out := produceResult{base: res.BaseOffset, appendTime: -1, logStart: p.app.LogStartOffset(), appended: true}
+	out := produceResult{base: res.BaseOffset, appendTime: -1, logStart: res.LogStartOffset}
 	if b.TimestampType() == format.LogAppendTime {
 		out.appendTime = now
-	}
-	if b.ProducerID >= 0 {
-		// ProducerStateEntry keeps the last five batches for duplicates.
-		q := append(p.recent[b.ProducerID], dupBatch{epoch: b.ProducerEpoch, firstSeq: b.BaseSequence, lastSeq: b.LastSequence(),
-			baseOffset: res.BaseOffset, appTS: out.appendTime})
-		if len(q) > 5 {
-			q = q[len(q)-5:]
-		}
-		p.recent[b.ProducerID] = q
 	}
 	return out
 }
 
-// checkSequence applies ProducerAppendInfo's epoch and sequence rules.
-// done is set when the batch must not be appended: an error, or a
-// duplicate of one of the producer's last five batches, which is answered
-// with its original offset and no error (ProducerStateEntry.findDuplicateBatch).
-func (p *part) checkSequence(b *format.Batch) (produceResult, bool) {
-	epoch, lastSeq, _, ok := p.app.Producer(b.ProducerID)
-	bad := func(code int16, msg string) (produceResult, bool) { return produceResult{code: code, msg: msg}, true }
-	if !ok || lastSeq < 0 {
-		if ok && b.ProducerEpoch < epoch {
-			return bad(kerr.InvalidProducerEpoch.Code, "producer epoch is older than the log's")
-		}
-		if b.BaseSequence != 0 {
-			return bad(kerr.OutOfOrderSequenceNumber.Code, "a new producer's first batch must have sequence 0")
-		}
-		return produceResult{}, false
-	}
+// checkProducer applies the producer state's checks
+// (ProducerAppendInfo, through the partition model): done is set when the
+// batch must not be appended, with an error, or for a duplicate of one of
+// the producer's last five batches, answered with its original offset and
+// no error (ProducerStateEntry.findDuplicateBatch).
+func (p *part) checkProducer(b *format.Batch) (produceResult, bool) {
+	dup, err := p.log.CheckProducerBatch(b)
+	var pe *partition.ProducerBatchError
 	switch {
-	case b.ProducerEpoch < epoch:
-		return bad(kerr.InvalidProducerEpoch.Code, "producer epoch is older than the log's")
-	case b.ProducerEpoch > epoch:
-		if b.BaseSequence != 0 {
-			return bad(kerr.OutOfOrderSequenceNumber.Code, "a new epoch must start at sequence 0")
+	case errors.As(err, &pe):
+		code := kerr.OutOfOrderSequenceNumber.Code
+		switch {
+		case errors.Is(err, partition.ErrInvalidProducerEpoch):
+			code = kerr.InvalidProducerEpoch.Code
+		case errors.Is(err, partition.ErrInvalidTxnState):
+			code = kerr.InvalidTxnState.Code
 		}
-		return produceResult{}, false
-	}
-	for _, d := range p.recent[b.ProducerID] {
-		if d.epoch == b.ProducerEpoch && d.firstSeq == b.BaseSequence && d.lastSeq == b.LastSequence() {
-			return produceResult{base: d.baseOffset, appendTime: d.appTS, logStart: p.app.LogStartOffset()}, true
+		return produceResult{code: code, msg: pe.Msg}, true
+	case err != nil:
+		return produceResult{code: kerr.KafkaStorageError.Code, msg: err.Error()}, true
+	case dup != nil:
+		out := produceResult{base: dup.FirstOffset, appendTime: -1, logStart: p.log.LogStartOffset()}
+		if b.TimestampType() == format.LogAppendTime {
+			out.appendTime = dup.Timestamp
 		}
+		return out, true
 	}
-	if b.BaseSequence == format.IncrementSequence(lastSeq, 1) {
-		return produceResult{}, false
-	}
-	if seqBehind(b.LastSequence(), lastSeq) {
-		return bad(kerr.DuplicateSequenceNumber.Code, "batch was already written (older than the last five batches)")
-	}
-	return bad(kerr.OutOfOrderSequenceNumber.Code, "sequence does not follow the producer's last sequence")
-}
-
-// seqBehind reports whether sequence a is at or before last, allowing for
-// the wrap at 2^31-1.
-func seqBehind(a, last int32) bool {
-	d := int64(last) - int64(a)
-	if d < 0 {
-		d += 1 << 31
-	}
-	return d < 1<<30
+	return produceResult{}, false
 }
 
 // readers keeps record readers (and their decompression buffers) between

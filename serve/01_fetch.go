@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/partition"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -68,9 +69,9 @@ func (cn *conn) handleFetch(r *kmsg.FetchRequest) (kmsg.Response, error) {
 		iso = fetch.ReadCommitted
 	}
 	var deadline *time.Timer
+	var w *partition.Waiter
 	var parts []fetchPart
 	for {
-		wake := s.changes()
 		parts = cn.readAll(r, iso, parts[:0])
 		var total int64
 		failed := false
@@ -81,12 +82,27 @@ func (cn *conn) handleFetch(r *kmsg.FetchRequest) (kmsg.Response, error) {
 		if r.MaxWaitMillis <= 0 || total >= int64(r.MinBytes) || failed {
 			break
 		}
+		if w == nil {
+			// Park on the partitions read, and only those (kfake's
+			// watchFetch, the broker's delayed fetch keys): armed
+			// before reading again, so that an append in between is
+			// not missed.
+			w = cn.s.waiter(r)
+			defer w.Stop()
+			continue
+		}
 		if deadline == nil {
 			deadline = time.NewTimer(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 			defer deadline.Stop()
 		}
+		if f := s.cfg.hooks.fetchParked; f != nil {
+			f()
+		}
 		select {
-		case <-wake:
+		case <-w.C():
+			if f := s.cfg.hooks.fetchWoken; f != nil {
+				f()
+			}
 			continue
 		case <-deadline.C:
 		case <-s.done:
@@ -96,6 +112,19 @@ func (cn *conn) handleFetch(r *kmsg.FetchRequest) (kmsg.Response, error) {
 		break
 	}
 	return &fetchResponse{FetchResponse: r.ResponseKind().(*kmsg.FetchResponse), req: r, parts: parts}, nil
+}
+
+// waiter waits on the partitions r reads that the server holds.
+func (s *Server) waiter(r *kmsg.FetchRequest) *partition.Waiter {
+	w := partition.NewWaiter()
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			if sp := s.lookup(rt.Topic, rp.Partition); sp != nil {
+				w.Add(sp.log)
+			}
+		}
+	}
+	return w
 }
 
 // fetchResponse is a Fetch answer as file ranges: it writes its own frame
@@ -172,15 +201,10 @@ func (cn *conn) readAll(r *kmsg.FetchRequest, iso fetch.Isolation, parts []fetch
 	return parts
 }
 
-// read runs fetch's read rules over the partition model under the
-// partition lock. A writable partition's high watermark is its log end
-// after our own appends.
+// read runs fetch's read rules over the partition model, which is safe
+// for concurrent use: the offsets are captured first, so an append while
+// it reads is not seen (Partition.readRecords).
 func (p *part) read(req fetch.Request) (*fetch.Fetched, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.refresh(); err != nil {
-		return nil, err
-	}
 	return fetch.Read(p.log, req, nil)
 }
 

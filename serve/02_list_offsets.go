@@ -80,29 +80,8 @@ func (cn *conn) handleListOffsets(r *kmsg.ListOffsetsRequest) (kmsg.Response, er
 	return resp, nil
 }
 
-// listOffsets runs the lookup of the partition model, bounded by the high
-// watermark this server serves (its own appends included).
+// listOffsets runs the lookup of the partition model, which holds the
+// segments and is kept current: nothing is opened or listed again.
 func (p *part) listOffsets(target int64, iso fetch.Isolation) (partition.TimestampAndOffset, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.refresh(); err != nil {
-		return partition.TimestampAndOffset{}, err
-	}
 	return fetch.ListOffsets(p.log, target, iso)
-}
-
-// refresh picks up appends before a read (the caller holds p.mu); a
-// writable partition's high watermark is its log end.
-func (p *part) refresh() error {
-	if !p.dirty {
-		return nil
-	}
-	if err := p.log.Refresh(); err != nil {
-		return err
-	}
-	if p.hw >= 0 {
-		p.log.SetHighWatermark(p.hw)
-	}
-	p.dirty = false
-	return nil
 }

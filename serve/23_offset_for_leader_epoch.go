@@ -52,9 +52,8 @@ func (cn *conn) handleOffsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) 
 // a current epoch older than the partition's is FENCED_LEADER_EPOCH, a
 // newer one UNKNOWN_LEADER_EPOCH (-1 skips the check).
 func (p *part) endOffsetForEpoch(current, requested int32) (int16, int32, int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.refresh(); err != nil {
+	end := p.log.LogEndOffset()
+	if end < 0 {
 		return kerr.KafkaStorageError.Code, partition.UndefinedEpoch, partition.UndefinedEpochOffset
 	}
 	leader := max(p.log.LatestEpoch(), 0)
@@ -64,6 +63,6 @@ func (p *part) endOffsetForEpoch(current, requested int32) (int16, int32, int64)
 	case current > leader:
 		return kerr.UnknownLeaderEpoch.Code, partition.UndefinedEpoch, partition.UndefinedEpochOffset
 	}
-	epoch, end := partition.EpochEndOffset(p.log.LeaderEpochs(), requested, p.log.LogEndOffset())
+	epoch, end := partition.EpochEndOffset(p.log.LeaderEpochs(), requested, end)
 	return 0, epoch, end
 }

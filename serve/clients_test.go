@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/klog-dev/klog/partition"
 	kafkago "github.com/segmentio/kafka-go"
 )
 
@@ -94,20 +95,22 @@ func TestKafkaGoWriter(t *testing.T) {
 }
 
 // waitHW waits until a writable partition's high watermark reaches n
-// (acks=0 producers do not wait for the append).
+// (acks=0 producers do not wait for the append), woken by the partition
+// model's waiter at each append.
 func waitHW(t testing.TB, s *Server, topic string, n int64) {
 	t.Helper()
-	p := s.lookup(topic, 0)
-	for i := 0; i < 500; i++ {
-		p.mu.Lock()
-		hw := p.hw
-		p.mu.Unlock()
-		if hw >= n {
-			return
+	l := s.lookup(topic, 0).log
+	w := partition.NewWaiter()
+	defer w.Stop()
+	w.Add(l)
+	timeout := time.After(30 * time.Second)
+	for l.HighWatermark() < n {
+		select {
+		case <-w.C():
+		case <-timeout:
+			t.Fatalf("%s: high watermark %d never reached %d", topic, l.HighWatermark(), n)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("%s: high watermark never reached %d", topic, n)
 }
 
 // saramaHandler collects records.

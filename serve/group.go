@@ -59,6 +59,10 @@ type hooks struct {
 	parked, released func(key int16, group, member string)
 	// writing is called on the writer before each append.
 	writing func()
+	// fetchParked is called when a Fetch parks on its partitions'
+	// waiter; fetchWoken when that waiter (an append to one of them,
+	// and nothing else) wakes it.
+	fetchParked, fetchWoken func()
 }
 
 // waiter is a request waiting for the loop's answer: answer sends it once;

@@ -121,18 +121,8 @@ func TestKgoProduce(t *testing.T) {
 		cl.Close()
 	}
 	// acks=0 is fire and forget: wait until the server has appended all.
-	deadline := time.Now().Add(10 * time.Second)
 	for _, c := range cases {
-		for {
-			p := s.lookup(c.topic, 0)
-			p.mu.Lock()
-			hw := p.hw
-			p.mu.Unlock()
-			if hw >= n || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitHW(t, s, c.topic, n)
 	}
 	for _, c := range cases {
 		t.Run(c.topic, func(t *testing.T) {
@@ -207,10 +197,17 @@ func TestProduceChecks(t *testing.T) {
 		{"seq 4", rawBatch(t, 4, pid, 0), 0, 5},
 		{"seq 5", rawBatch(t, 5, pid, 0), 0, 6},
 		{"seq 6", rawBatch(t, 6, pid, 0), 0, 7},
-		{"seq 0 again, past the cache", rawBatch(t, 0, pid, 0), kerr.DuplicateSequenceNumber.Code, -1},
+		// ProducerAppendInfo.checkSequence: a batch older than the five
+		// the state keeps is out of order (Kafka no longer answers
+		// DUPLICATE_SEQUENCE_NUMBER).
+		{"seq 0 again, past the cache", rawBatch(t, 0, pid, 0), kerr.OutOfOrderSequenceNumber.Code, -1},
 		{"new epoch from 0", rawBatch(t, 0, pid, 1), 0, 8},
 		{"old epoch", rawBatch(t, 7, pid, 0), kerr.InvalidProducerEpoch.Code, -1},
-		{"new producer not from 0", rawBatch(t, 3, pid+1000, 0), kerr.OutOfOrderSequenceNumber.Code, -1},
+		// A producer the log knows nothing of (its batches gone with
+		// retention, or never here) may start at any sequence.
+		{"new producer not from 0", rawBatch(t, 3, pid+1000, 0), 0, 9},
+		{"new producer, next", rawBatch(t, 4, pid+1000, 0), 0, 10},
+		{"new producer, gap", rawBatch(t, 6, pid+1000, 0), kerr.OutOfOrderSequenceNumber.Code, -1},
 	}
 	for _, st := range steps {
 		code, off := send(st.batch)
@@ -218,8 +215,8 @@ func TestProduceChecks(t *testing.T) {
 			t.Errorf("%s: error %d offset %d, want %d offset %d", st.name, code, off, st.code, st.offset)
 		}
 	}
-	if got := len(dumpRecords(t, filepath.Join(dir, "t-0"))); got != 9 {
-		t.Errorf("log holds %d records, want 9", got)
+	if got := len(dumpRecords(t, filepath.Join(dir, "t-0"))); got != 11 {
+		t.Errorf("log holds %d records, want 11", got)
 	}
 }
 
@@ -251,8 +248,11 @@ func TestProduceLogAppendTime(t *testing.T) {
 }
 
 // TestWritableCheckpointsHW: a log dir with a replication-offset-checkpoint
-// gets the new high watermark of the partitions produced to when the
-// server stops, so a later read-only serve sees the records.
+// gets the high watermarks the server served when it stops, so a later
+// read-only serve sees the records: the partition produced to, and the one
+// whose checkpoint was behind its log end (a writable partition is its only
+// replica: its high watermark is its log end, as a broker's leader with no
+// other replica in sync advances it).
 func TestWritableCheckpointsHW(t *testing.T) {
 	dir := fixtureLogDir(t, "none-0", "gzip-0")
 	cp := "0\n2\nnone 0 59\ngzip 0 40\n"
@@ -273,7 +273,7 @@ func TestWritableCheckpointsHW(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "replication-offset-checkpoint"))
-	if string(got) != "0\n2\nnone 0 60\ngzip 0 40\n" {
+	if string(got) != "0\n2\nnone 0 60\ngzip 0 59\n" {
 		t.Fatalf("checkpoint after serving:\n%s", got)
 	}
 	_, addr := startServer(t, Config{LogDir: dir})

@@ -77,13 +77,10 @@ func (p *part) readRemote(req fetch.Request, minOne bool) (fp fetchPart, ok bool
 	if p.remote == nil {
 		return fp, false
 	}
-	p.mu.Lock()
-	err := p.refresh()
+	o, err := p.log.Offsets()
 	local := p.localStart()
-	hw := p.log.HighWatermark()
-	lso, lerr := p.log.LastStableOffset()
-	p.mu.Unlock()
-	if err != nil || lerr != nil || local >= 0 && req.FetchOffset >= local {
+	hw, lso := o.HighWatermark, o.LastStableOffset
+	if err != nil || local >= 0 && req.FetchOffset >= local {
 		return fp, false
 	}
 	start := p.remote.RemoteStart()
@@ -112,11 +109,8 @@ func (p *part) listRemote(target int64) (off int64, ts int64, epoch int32, ok bo
 	if p.remote == nil {
 		return 0, 0, 0, false
 	}
-	p.mu.Lock()
-	p.refresh()
 	local := p.localStart()
 	epochs := p.log.LeaderEpochs()
-	p.mu.Unlock()
 	localEpoch := func(o int64) int32 {
 		e := int32(-1)
 		for _, en := range epochs {

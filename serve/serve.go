@@ -35,7 +35,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/offsetstore"
@@ -140,14 +139,13 @@ type Server struct {
 	clusterID string
 
 	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every append
 	conns    map[net.Conn]struct{}
 	lns      []net.Listener
 	closing  bool
 	done     chan struct{}
 	wg       sync.WaitGroup
 	logMu    sync.Mutex
-	watcher  *fsnotify.Watcher
+	follower *partition.Follower // a read-only server's (follow)
 	groups   *coordinator
 	pidMu    sync.Mutex
 	nextPID  int64
@@ -164,32 +162,25 @@ type topic struct {
 	parts []*part
 }
 
-// part is one served partition directory.
+// part is one served partition directory: the partition model and, when
+// writable, its appender. The model is the only state: the log end offset,
+// the high watermark, the producer state with its duplicate-batch cache and
+// the waiters of long polls are log's. A writable partition's model is its
+// Appender's, kept current by each append; a read-only one is kept current
+// by the server's Follower (another process's appends, rolls, retention and
+// checkpoints).
 type part struct {
 	topic string
 	index int32
 	dir   string
-
-	mu    sync.Mutex
 	log   *partition.Log
-	dirty bool // something changed the directory: Refresh before reading
-	app   *produce.Appender
-	hw    int64 // the high watermark after our own appends, else -1
-	// appended is set once this server appended to the partition.
-	appended bool
-	// recent holds the last batches of idempotent producers, to answer a
-	// retried batch with its original offset (ProducerStateEntry's
-	// five-batch cache).
-	recent map[int64][]dupBatch
+
+	// mu serializes appends (an Appender is not safe for concurrent use)
+	// and guards app; readers do not take it.
+	mu  sync.Mutex
+	app *produce.Appender
 	// remote is the partition's remote tier (Config.Remote), or nil.
 	remote *tiered.Tiers
-}
-
-// dupBatch is an appended idempotent batch: its sequence range and offsets.
-type dupBatch struct {
-	epoch             int16
-	firstSeq, lastSeq int32
-	baseOffset, appTS int64
 }
 
 // New opens every partition directory under cfg.LogDir. A topic whose
@@ -218,7 +209,7 @@ func New(cfg Config) (*Server, error) {
 	if !cfg.Writable && cfg.StateDir == "" {
 		return nil, errors.New("serve: a read-only server needs a state directory for committed offsets")
 	}
-	s := &Server{cfg: cfg, topics: map[string]*topic{}, changed: make(chan struct{}), conns: map[net.Conn]struct{}{},
+	s := &Server{cfg: cfg, topics: map[string]*topic{}, conns: map[net.Conn]struct{}{},
 		done: make(chan struct{}), nextPID: cfg.Clock.Now().UnixMilli() * 1000, clusterID: "klog"}
 	s.initLimits()
 	if err := s.initMemory(); err != nil {
@@ -258,7 +249,9 @@ func New(cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	s.groups = g
-	s.watch()
+	if err := s.follow(); err != nil {
+		return fail(err)
+	}
 	return s, nil
 }
 
@@ -326,36 +319,31 @@ func (s *Server) loadTopics() error {
 const maxTopicPartitions = 1 << 16
 
 func (s *Server) openPart(name string, n int32, dir string) (*part, error) {
-	p := &part{topic: name, index: n, dir: dir, hw: -1}
+	p := &part{topic: name, index: n, dir: dir}
 	if s.cfg.Writable {
 		if err := p.openAppender(s.cfg.Produce); err != nil {
 			return nil, err
 		}
+		return p, nil
 	}
 	l, err := partition.OpenLog(dir, partition.LogOptions{})
 	if err != nil {
-		if p.app != nil {
-			p.app.Close()
-		}
 		return nil, fmt.Errorf("serve: %w", err)
-	}
-	if p.hw >= 0 {
-		l.SetHighWatermark(p.hw)
 	}
 	p.log = l
 	return p, nil
 }
 
-// openAppender opens the partition for writing; the high watermark of a
-// writable partition is its log end (the partition is its only replica).
+// openAppender opens the partition for writing: its model is the
+// Appender's, and its high watermark is its log end from now on (the
+// partition is its only replica).
 func (p *part) openAppender(opts produce.Options) error {
 	a, err := produce.Open(p.dir, opts)
 	if err != nil {
-		return errors.New("serve: " + p.dir + ": " + err.Error())
+		return fmt.Errorf("serve: %s: %w", p.dir, err)
 	}
-	p.app = a
-	p.hw = a.LogEndOffset()
-	p.recent = map[int64][]dupBatch{}
+	p.app, p.log = a, a.Log()
+	p.log.SetHighWatermarkToEnd()
 	return nil
 }
 
@@ -374,17 +362,10 @@ func (s *Server) createTopic(name string) (*topic, error) {
 		return nil, err
 	}
 	dir := filepath.Join(s.cfg.LogDir, name+"-0")
-	p := &part{topic: name, index: 0, dir: dir, hw: -1}
+	p := &part{topic: name, index: 0, dir: dir}
 	if err := p.openAppender(s.cfg.Produce); err != nil {
 		return nil, err
 	}
-	l, err := partition.OpenLog(dir, partition.LogOptions{})
-	if err != nil {
-		p.app.Close()
-		return nil, err
-	}
-	l.SetHighWatermark(p.hw)
-	p.log = l
 	// produce.Open gave the new partition its partition.metadata, as a
 	// broker's topic creation does; Metadata reports that id.
 	t := &topic{name: name, parts: []*part{p}, id: p.app.TopicID()}
@@ -396,9 +377,6 @@ func (s *Server) createTopic(name string) (*topic, error) {
 	list := append(append([]string(nil), s.topicList...), name)
 	sort.Strings(list)
 	s.topics, s.topicList = topics, list
-	if s.watcher != nil {
-		s.watcher.Add(dir)
-	}
 	return t, nil
 }
 
@@ -471,73 +449,42 @@ func readClusterID(dir string) string {
 	return "klog"
 }
 
-// watch wakes long polls and refreshes partitions when another process
-// changes the log dir (a read-only server's only source of change). One
-// inotify instance covers every partition; without it, appends by this
-// server still wake long polls.
-func (s *Server) watch() {
-	w, err := fsnotify.NewWatcher()
+// follow keeps a read-only server's partitions current while another
+// process (a broker, klog produce) changes the log dir: partition's one
+// Follower, which reads again only what its events say changed and wakes
+// only the long polls of the partitions that moved. A partition it cannot
+// read again stays stale, so its next read answers KAFKA_STORAGE_ERROR. A
+// writable server needs none: its .lock keeps other writers out and its
+// appenders keep their models current.
+func (s *Server) follow() error {
+	if s.cfg.Writable {
+		return nil
+	}
+	f, err := partition.NewFollower()
 	if err != nil {
-		return
+		return fmt.Errorf("serve: %w", err)
 	}
-	if err := w.Add(s.cfg.LogDir); err != nil {
-		w.Close()
-		return
-	}
-	byDir := map[string]*part{}
 	for _, name := range s.topicList {
 		for _, p := range s.topics[name].parts {
-			if p != nil && w.Add(p.dir) == nil {
-				byDir[filepath.Clean(p.dir)] = p
+			if p == nil {
+				continue
+			}
+			if err := f.Add(p.log); err != nil {
+				f.Close()
+				return fmt.Errorf("serve: %w", err)
 			}
 		}
 	}
-	s.watcher = w
+	s.follower = f
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		for {
-			select {
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				dir := filepath.Dir(ev.Name)
-				if p := byDir[dir]; p != nil {
-					p.mu.Lock()
-					p.dirty = true
-					p.mu.Unlock()
-				} else if filepath.Clean(dir) == filepath.Clean(s.cfg.LogDir) {
-					// A log-dir checkpoint (the high watermark) changed.
-					for _, p := range byDir {
-						p.mu.Lock()
-						p.dirty = true
-						p.mu.Unlock()
-					}
-				}
-				s.notify()
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			}
+		// Errors are the stale partitions' own to report, at their
+		// next read; the watcher's lost events were read again.
+		for range f.Errors() {
 		}
 	}()
-}
-
-// notify wakes every parked long poll.
-func (s *Server) notify() {
-	s.mu.Lock()
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.mu.Unlock()
-}
-
-// changes is the channel the next notify closes.
-func (s *Server) changes() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changed
+	return nil
 }
 
 // Serve accepts connections on ln until Shutdown or Close, and then
@@ -619,12 +566,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		c.SetReadDeadline(time.Now())
 	}
 	s.mu.Unlock()
-	s.notify()
+	// Parked long polls wake on done.
 	// Parked group requests are answered now (COORDINATOR_NOT_AVAILABLE),
 	// so their connections finish.
 	s.groups.shutdown()
-	if s.watcher != nil {
-		s.watcher.Close()
+	if s.follower != nil {
+		s.follower.Close()
 	}
 	waited := make(chan struct{})
 	go func() { s.wg.Wait(); close(waited) }()
@@ -674,11 +621,14 @@ func (s *Server) release() error {
 	return first
 }
 
-// checkpointHW records the high watermarks of the partitions this server
-// appended to in the log dir's replication-offset-checkpoint, as a broker's
-// checkpoint thread does, when the log dir has one: a later read-only serve
-// (or klog fetch) would otherwise stop at the old high watermark. The file
-// is replaced through partition's one checkpoint writer.
+// checkpointHW records the high watermarks of the partitions whose model
+// has moved past the log dir's replication-offset-checkpoint (those this
+// server appended to) in that file, as a broker's checkpoint thread does,
+// when the log dir has one: a later read-only serve (or klog fetch) would
+// otherwise stop at the old high watermark. A partition the file does not
+// list is added, as a broker lists every partition it holds. The file is
+// replaced through partition's one checkpoint writer, and only when an
+// entry changed.
 func (s *Server) checkpointHW() error {
 	if !s.cfg.Writable {
 		return nil
@@ -695,10 +645,8 @@ func (s *Server) checkpointHW() error {
 			if p == nil {
 				continue
 			}
-			p.mu.Lock()
-			hw, appended := p.hw, p.appended
-			p.mu.Unlock()
-			if appended {
+			hw := p.log.HighWatermark()
+			if ck, ok := p.log.CheckpointHighWatermark(); hw >= 0 && (!ok || ck != hw) {
 				set = append(set, format.OffsetEntry{Topic: p.topic, Partition: p.index, Offset: hw})
 			}
 		}
