@@ -110,7 +110,8 @@ func TestLongPollWakesOnlyItsWaiters(t *testing.T) {
 			emptyPartitions(t, logDir, n)
 			parked := make(chan struct{}, n+1)
 			var woken atomic.Int64
-			s, addr := startServer(t, Config{LogDir: logDir, Writable: writable, hooks: countingHooks(parked, &woken)})
+			s, addr := startServer(t, Config{LogDir: logDir, Writable: writable, MaxConnectionsPerIP: 2 * n,
+				hooks: countingHooks(parked, &woken)})
 			model := s.lookup("t", 7).log
 			answers := make([]<-chan fetchAnswer, 0, n+1)
 			for i := range n {
