@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/klog-dev/klog/internal/klogtest"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 // referenceOffsetsDirs are the real __consumer_offsets partitions of the
@@ -31,50 +33,58 @@ func kafkaCommitted(t *testing.T, dir string) (map[string]int64, map[string]int)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			line := sc.Text()
-			ki, pi := strings.Index(line, " key: {"), strings.Index(line, " payload: ")
-			if !strings.HasPrefix(line, "| offset: ") || ki < 0 || pi < ki {
-				continue
-			}
-			var key struct {
-				Type string
-				Data map[string]any
-			}
-			if err := json.Unmarshal([]byte(line[ki+len(" key: "):pi]), &key); err != nil {
-				t.Fatalf("%s: %v: %s", p, err, line)
-			}
-			payload := line[pi+len(" payload: "):]
-			switch key.Type {
-			case "0", "1":
-				k := fmt.Sprintf("%v/%v/%v", key.Data["group"], key.Data["topic"], key.Data["partition"])
-				if payload == "<DELETE>" {
-					delete(committed, k)
-					continue
-				}
-				var v struct{ Data struct{ Offset int64 } }
-				if err := json.Unmarshal([]byte(payload), &v); err != nil {
-					t.Fatalf("%s: %v", p, err)
-				}
-				committed[k] = v.Data.Offset
-			case "2":
-				g := key.Data["group"].(string)
-				if payload == "<DELETE>" {
-					members[g] = -1
-					continue
-				}
-				var v struct{ Data struct{ Members []any } }
-				if err := json.Unmarshal([]byte(payload), &v); err != nil {
-					t.Fatalf("%s: %v", p, err)
-				}
-				members[g] = len(v.Data.Members)
-			}
-		}
+		decoderCommitted(t, p, f, committed, members)
 		f.Close()
 	}
 	return committed, members
+}
+
+// decoderCommitted replays one kafka-dump-log --offsets-decoder text
+// (Kafka's, or klog dump's, which prints the same bytes) into committed
+// and members.
+func decoderCommitted(t *testing.T, name string, r io.Reader, committed map[string]int64, members map[string]int) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		ki, pi := strings.Index(line, " key: {"), strings.Index(line, " payload: ")
+		if !strings.HasPrefix(line, "| offset: ") || ki < 0 || pi < ki {
+			continue
+		}
+		var key struct {
+			Type string
+			Data map[string]any
+		}
+		if err := json.Unmarshal([]byte(line[ki+len(" key: "):pi]), &key); err != nil {
+			t.Fatalf("%s: %v: %s", name, err, line)
+		}
+		payload := line[pi+len(" payload: "):]
+		switch key.Type {
+		case "0", "1":
+			k := fmt.Sprintf("%v/%v/%v", key.Data["group"], key.Data["topic"], key.Data["partition"])
+			if payload == "<DELETE>" {
+				delete(committed, k)
+				continue
+			}
+			var v struct{ Data struct{ Offset int64 } }
+			if err := json.Unmarshal([]byte(payload), &v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			committed[k] = v.Data.Offset
+		case "2":
+			g := key.Data["group"].(string)
+			if payload == "<DELETE>" {
+				members[g] = -1
+				continue
+			}
+			var v struct{ Data struct{ Members []any } }
+			if err := json.Unmarshal([]byte(payload), &v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			members[g] = len(v.Data.Members)
+		}
+	}
 }
 
 // TestReferenceGroups: the groups of every real __consumer_offsets

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/serve"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -84,10 +87,10 @@ func serveDir(t *testing.T, dir string) (addr string, stop func()) {
 // TestGroupsThroughServe: groups and offsets committed through klog serve
 // by franz-go (a consumer group, and kadm's explicit commits), kcat and
 // librdkafka (confluent-kafka) are read back from __consumer_offsets with
-// the offsets and lag kadm reports through serve for the same groups.
-// serve answers OffsetFetch and ListOffsets but not DescribeGroups, so
-// kadm's lag is computed from kadm.FetchOffsets and kadm.ListEndOffsets
-// (what kadm.Lag does once it has the group's description).
+// the offsets and lag kadm.Lag reports through serve for the same groups
+// (DescribeGroups, OffsetFetch, ListOffsets), and with the commits klog
+// dump --offsets-decoder (kafka-dump-log's text) prints for the same
+// records.
 func TestGroupsThroughServe(t *testing.T) {
 	t.Parallel()
 	dir := servedLogDir(t)
@@ -143,22 +146,33 @@ func TestGroupsThroughServe(t *testing.T) {
 	}
 	pr.Close()
 
-	// kadm's view through serve: committed offsets, end offsets, lag.
-	ends, err := adm.ListEndOffsets(ctx, "orders")
+	// kadm's view through serve: kadm.Lag describes each group, fetches
+	// its commits and lists the partitions' offsets.
+	type row struct{ offset, end, lag int64 }
+	want := map[string]row{}
+	lags, err := adm.Lag(ctx, groups...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type row struct{ offset, end, lag int64 }
-	want := map[string]row{}
 	for _, g := range groups {
-		fetched, err := adm.FetchOffsets(ctx, g)
-		if err != nil {
-			t.Fatal(err)
+		l := lags[g]
+		if err := l.Error(); err != nil {
+			t.Fatalf("kadm.Lag %s: %v", g, err)
 		}
-		fetched.Each(func(o kadm.OffsetResponse) {
-			e, _ := ends.Lookup(o.Topic, o.Partition)
-			want[g+"/"+o.Topic+"/"+strconv.Itoa(int(o.Partition))] = row{o.At, e.Offset, e.Offset - o.At}
-		})
+		for _, ps := range l.Lag {
+			for _, m := range ps {
+				if m.Commit.At < 0 {
+					// A partition of the topic the group never
+					// committed: kadm lists it, klog groups does not
+					// (kafka-consumer-groups prints "-").
+					continue
+				}
+				if m.Err != nil {
+					t.Fatalf("kadm.Lag %s %s-%d: %v", g, m.Topic, m.Partition, m.Err)
+				}
+				want[g+"/"+m.Topic+"/"+strconv.Itoa(int(m.Partition))] = row{m.Commit.At, m.End.Offset, m.Lag}
+			}
+		}
 	}
 	stop()
 
@@ -179,6 +193,29 @@ func TestGroupsThroughServe(t *testing.T) {
 	}
 	if rep.ProblemCount != 0 {
 		t.Errorf("problems: %v", rep.Problems)
+	}
+	// The same commits as klog dump --offsets-decoder prints them.
+	dumped, members := map[string]int64{}, map[string]int{}
+	logs, _ := filepath.Glob(filepath.Join(dir, OffsetsTopic+"-*", "*.log"))
+	for _, l := range logs {
+		var out bytes.Buffer
+		if _, err := dump.Run([]string{l}, dump.Options{Decoder: internaltopic.Offsets, MaxBytes: -1}, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		decoderCommitted(t, l, &out, dumped, members)
+	}
+	if len(dumped) != len(got) {
+		t.Errorf("klog dump --offsets-decoder shows %d commits, klog groups %d", len(dumped), len(got))
+	}
+	for k, off := range dumped {
+		if got[k].offset != off {
+			t.Errorf("%s: klog groups %d, klog dump --offsets-decoder %d", k, got[k].offset, off)
+		}
+	}
+	for _, g := range rep.Groups {
+		if n, ok := members[g.GroupID]; ok && n != len(g.Members) {
+			t.Errorf("%s: %d members, klog dump --offsets-decoder's last group record has %d", g.GroupID, len(g.Members), n)
+		}
 	}
 	// The group serve's coordinator stored last: as Kafka does when the
 	// last member leaves, the group again, Empty, with no member, at the
