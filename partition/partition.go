@@ -306,6 +306,43 @@ func OpenLogDir(path string) (*LogDir, error) {
 	return ld, nil
 }
 
+// IncompleteMarker is the file a klog writer of a whole partition copy
+// (recover --output, redact) creates first in its new directory and
+// removes last: a directory holding it is a copy that was cut short (a
+// signal, a crash, an error). verify reports it (incomplete-copy) and
+// recover refuses to plan from it.
+const IncompleteMarker = ".klog-incomplete"
+
+// MarkIncomplete creates dir's IncompleteMarker, durably.
+func MarkIncomplete(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, IncompleteMarker), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("klog was writing this copy and did not finish it: it is incomplete\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// MarkComplete removes dir's IncompleteMarker, durably: the copy is whole.
+func MarkComplete(dir string) error {
+	if err := os.Remove(filepath.Join(dir, IncompleteMarker)); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// IsIncomplete reports whether dir holds IncompleteMarker.
+func IsIncomplete(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, IncompleteMarker))
+	return err == nil
+}
+
 // ErrLinkedDir is CheckNotLink's error: a writer never writes through a
 // symbolic link.
 var ErrLinkedDir = errors.New("is a symbolic link: klog reads through it but never writes through it (give the link's target to write there)")

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -160,6 +161,9 @@ type Options struct {
 	// so a re-read after a split counts once); by the time PlanDir
 	// returns the calls add up to the size of every .log file.
 	OnBytes func(n int64)
+	// Context, if set, stops the plan when it ends: PlanDir then returns
+	// its error (checked at every read of a .log).
+	Context context.Context
 }
 
 // srcSeg is an original .log file.
@@ -311,8 +315,8 @@ func PlanDir(dir string, opts Options) (*Plan, error) {
 			return nil, err
 		}
 		src := &srcSeg{seg: s, f: f, size: size}
-		if opts.OnBytes != nil {
-			src.prog = &furthestReader{File: f, onBytes: opts.OnBytes}
+		if opts.OnBytes != nil || opts.Context != nil {
+			src.prog = &furthestReader{File: f, onBytes: opts.OnBytes, ctx: opts.Context}
 			src.f = src.prog
 		}
 		rec.srcs = append(rec.srcs, src)

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"context"
 	"io"
 	"os"
 
@@ -22,13 +23,22 @@ const progressStep = safeio.ProgressStep
 // planner reads some ranges twice.
 type furthestReader struct {
 	*os.File
-	onBytes  func(n int64)
+	onBytes  func(n int64) // or nil
+	ctx      context.Context
 	furthest int64 // furthest byte read
 	told     int64
 }
 
 func (r *furthestReader) ReadAt(b []byte, off int64) (int, error) {
+	if r.ctx != nil {
+		if err := r.ctx.Err(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := r.File.ReadAt(b, off)
+	if r.onBytes == nil {
+		return n, err
+	}
 	if end := off + int64(n); end > r.furthest {
 		r.furthest = end
 		if r.furthest-r.told >= progressStep {

@@ -1,7 +1,9 @@
 package recovery
 
 import (
+	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +29,14 @@ const maxSnapshotBytes = 64 << 20
 // segment when none survives. The input is never modified. It returns
 // ErrRefused when the plan does not load.
 func (r *Plan) WriteRecovered(out string) error {
+	return r.WriteRecoveredContext(context.Background(), out)
+}
+
+// WriteRecoveredContext is WriteRecovered that stops when ctx ends
+// (between files, and inside a segment's copy), returning ctx's error. Until
+// it has written everything, out holds partition.IncompleteMarker: a copy
+// cut short (by ctx, an error or a crash) says so.
+func (r *Plan) WriteRecoveredContext(ctx context.Context, out string) (err error) {
 	if !r.Loads {
 		return ErrRefused
 	}
@@ -46,6 +56,14 @@ func (r *Plan) WriteRecovered(out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	if err := partition.MarkIncomplete(out); err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil {
+			err = partition.MarkComplete(out)
+		}
+	}()
 	// New files take their source's permissions (the segment's for
 	// rebuilt indexes), or 0600 when there is none.
 	logPerm := os.FileMode(0o600)
@@ -64,7 +82,10 @@ func (r *Plan) WriteRecovered(out string) error {
 		}
 	}
 	for _, v := range r.live {
-		if err := copyRange(v.src.seg.Log, filepath.Join(out, partition.FileName(v.base, partition.LogSuffix)), v.pos, v.end-v.pos); err != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := copyRange(ctx, v.src.seg.Log, filepath.Join(out, partition.FileName(v.base, partition.LogSuffix)), v.pos, v.end-v.pos); err != nil {
 			return err
 		}
 		if err := writeNew(filepath.Join(out, partition.FileName(v.base, partition.IndexSuffix)), v.recov.index, safeio.OutputPerm(v.src.seg.Log)); err != nil {
@@ -126,7 +147,7 @@ func (r *Plan) WriteRecovered(out string) error {
 		}
 	}
 	if d.Metadata != "" {
-		if err := copyRange(d.Metadata, filepath.Join(out, filepath.Base(d.Metadata)), 0, -1); err != nil {
+		if err := copyRange(ctx, d.Metadata, filepath.Join(out, filepath.Base(d.Metadata)), 0, -1); err != nil {
 			return err
 		}
 	}
@@ -169,7 +190,7 @@ func writeNew(path string, data []byte, perm os.FileMode) error {
 // non-regular src is refused: recovery copies the partition's own files,
 // never what a link points at; a src that ends before pos+n is a
 // *safeio.ShrankError.
-func copyRange(src, dst string, pos, n int64) error {
+func copyRange(ctx context.Context, src, dst string, pos, n int64) error {
 	if err := safeio.CheckRegular(src); err != nil {
 		return err
 	}
@@ -178,7 +199,7 @@ func copyRange(src, dst string, pos, n int64) error {
 		return err
 	}
 	// A source that shrinks meanwhile is an error, not a shorter copy.
-	if err := safeio.CopySource(out, src, pos, n); err != nil {
+	if err := safeio.CopySource(ctxWriter{ctx, out}, src, pos, n); err != nil {
 		out.Close()
 		return err
 	}
@@ -187,4 +208,18 @@ func copyRange(src, dst string, pos, n int64) error {
 		return err
 	}
 	return out.Close()
+}
+
+// ctxWriter fails its writes once ctx ends: a long copy stops within one
+// buffer of a signal.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
 }

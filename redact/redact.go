@@ -191,6 +191,11 @@ func PartitionContext(ctx context.Context, src, dst string, opts Options) (*Resu
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
 	}
+	// The copy says it is incomplete until it is whole (a signal, an
+	// error or a crash leave the mark; verify reports it).
+	if err := partition.MarkIncomplete(dst); err != nil {
+		return nil, err
+	}
 	des, err := os.ReadDir(src)
 	if err != nil {
 		return nil, err
@@ -240,6 +245,9 @@ func PartitionContext(ctx context.Context, src, dst string, opts Options) (*Resu
 			}
 			res.Copied = append(res.Copied, name)
 		}
+	}
+	if err := partition.MarkComplete(dst); err != nil {
+		return res, err
 	}
 	return res, nil
 }

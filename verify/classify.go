@@ -315,6 +315,8 @@ func (ex *expander) expandPartition(p string) {
 		name := filepath.Base(o)
 		t := classify(o)
 		switch {
+		case name == partition.IncompleteMarker:
+			ex.tasks = append(ex.tasks, task{path: o, kind: "incomplete", base: -1})
 		case t.kind == "checkpoint" && !strings.HasSuffix(name, ".checkpoint.part"):
 			ex.tasks = append(ex.tasks, t)
 		case partition.IsSegmentFile(name):

@@ -41,6 +41,8 @@ const (
 	KindCheckpointInvalid Kind = "checkpoint-invalid"
 	KindCheckpointRange   Kind = "checkpoint-range"
 	KindMissingLog        Kind = "missing-log"
+	// KindIncompleteCopy: the directory holds partition.IncompleteMarker.
+	KindIncompleteCopy Kind = "incomplete-copy"
 	// KindOffsetRange: a batch whose offsets its segment cannot hold (last
 	// offset below the base offset from the file name, or more than
 	// 2^31-1 above it), or a negative v0/v1 offset: the broker's recovery

@@ -135,6 +135,10 @@ func (v *verifier) checkFile(t task) FileReport {
 		stem = stem[:strings.IndexByte(stem, '.')]
 		f.add(Problem{Kind: KindSegmentName, Offset: -1,
 			Message: "file name is not an offset: the broker refuses to load the partition (NumberFormatException: For input string: \"" + stem + "\")"})
+	case "incomplete":
+		f.Kind = "incomplete-copy"
+		f.add(Problem{Kind: KindIncompleteCopy, Offset: -1,
+			Message: "this directory is a copy klog (recover --output or redact) was writing and did not finish: files may be missing or cut short"})
 	case "missing-log":
 		f.Kind = "log"
 		f.add(Problem{Kind: KindMissingLog, Offset: t.base, Message: "index files without their .log segment"})
@@ -144,7 +148,10 @@ func (v *verifier) checkFile(t task) FileReport {
 	v.doneIncremental(&f)
 	if err != nil {
 		if v.ctx.Err() != nil && errors.Is(err, v.ctx.Err()) {
+			// Stopped by a signal: partial, not an I/O error (the
+			// counts say how far the check got).
 			f.Partial = true
+			return f
 		}
 		f.ioErr = err
 		f.Err = err.Error()

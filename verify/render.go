@@ -30,7 +30,12 @@ func (f *FileReport) AppendText(b []byte) []byte {
 		b = strconv.AppendInt(b, f.LastOffset, 10)
 		b = append(b, ')')
 	case n == 0:
-		b = append(b, "ok ("...)
+		if f.Partial {
+			// Cut short by a signal: what was checked, no verdict.
+			b = append(b, "partial (interrupted; no problem in what was checked: "...)
+		} else {
+			b = append(b, "ok ("...)
+		}
 		switch f.Kind {
 		case "log", "checkpoint":
 			b = append(b, plural(f.Batches, "batch", "batches")+", "+plural(f.Records, "record", "records")+", "...)
@@ -79,6 +84,9 @@ type Summary struct {
 	// Problems counts findings; IOErrors the files that could not be
 	// read; Ignored the files listed as not Kafka files.
 	Problems, IOErrors, Ignored int
+	// Interrupted: a signal stopped the run; the counts are of the files
+	// reported before it.
+	Interrupted bool
 }
 
 // Add counts f.
@@ -112,9 +120,12 @@ func (s *Summary) Add(f *FileReport) {
 // problems in 0.0s"; stopped says --fail-fast ended it.
 func (s *Summary) WriteText(w io.Writer, elapsed time.Duration, stopped bool) error {
 	var b []byte
-	if stopped {
+	switch {
+	case s.Interrupted:
+		b = append(b, "interrupted after verifying "...)
+	case stopped:
 		b = append(b, "stopped at the first finding after "...)
-	} else {
+	default:
 		b = append(b, "verified "...)
 	}
 	b = append(b, plural(s.Files, "file", "files")+": "+plural(s.Batches, "batch", "batches")+", "+

@@ -95,3 +95,4 @@ func TestVerdictsTellTheTruth(t *testing.T) {
 		t.Errorf("summary of a run that read nothing: %+v %q", none, b.String())
 	}
 }
+

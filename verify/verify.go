@@ -101,8 +101,11 @@ type FileReport struct {
 
 // Failed reports a file that was checked and has findings, or could not
 // be read: what --quiet prints and --fail-fast stops at. An ignored file
-// is neither ok nor failed.
-func (f *FileReport) Failed() bool { return !f.OK && f.Ignored == "" }
+// is neither ok nor failed, nor is a file a signal cut short before any
+// finding (Partial).
+func (f *FileReport) Failed() bool {
+	return !f.OK && f.Ignored == "" && (!f.Partial || f.Findings() > 0)
+}
 
 // MaxProblemsPerKind bounds the problems kept per kind and file: a hostile
 // batch can hold millions of bad records, and memory must not grow with
@@ -371,8 +374,11 @@ func runPiece(ctx context.Context, paths []string, opts Options, rd *reads, hook
 		return pc, errStopped
 	}
 	if err := ctx.Err(); err != nil {
-		// Files in flight are marked Partial; files never started are
-		// empty reports.
+		// Files in flight are marked Partial and, with every file
+		// checked before the signal whose partition check cannot run
+		// now, handed out (README, "Signals"); files never started are
+		// not reported.
+		give(em.interrupted())
 		return pc, err
 	}
 	for i := range pc.files {
@@ -461,7 +467,7 @@ func runJobs(ctx context.Context, jobs int, us [][2]int, worker func() *verifier
 // An ignored file was not checked, so it is not ok (README: "ok" is a
 // file checked with no findings); it is not a failure either (Failed).
 func finish(f *FileReport) {
-	f.OK = f.Ignored == "" && f.Findings() == 0 && f.ioErr == nil
+	f.OK = f.Ignored == "" && !f.Partial && f.Findings() == 0 && f.ioErr == nil
 	if f.Problems == nil {
 		f.Problems = []Problem{}
 	}
@@ -509,13 +515,44 @@ func (e *emitter) done(i int) []int {
 	e.finished[i] = true
 	for _, gi := range e.of[i] {
 		if e.left[gi]--; e.left[gi] == 0 {
-			checkPartition(e.pc, e.groups[gi], e.rd)
-			e.checked[gi] = true
+			// A partition check over a file a signal cut short would
+			// judge a log end that is not the partition's: not made, and
+			// the group's reports stay Partial (interrupted).
+			if !e.anyPartial(e.groups[gi]) {
+				checkPartition(e.pc, e.groups[gi], e.rd)
+				e.checked[gi] = true
+			}
 		}
 	}
 	var ready []int
 	for e.next < len(e.finished) && e.finished[e.next] && (e.owner[e.next] < 0 || e.checked[e.owner[e.next]]) {
 		finish(&e.pc.files[e.next])
+		ready = append(ready, e.next)
+		e.next++
+	}
+	return ready
+}
+
+func (e *emitter) anyPartial(g group) bool {
+	for i := g.first; i < g.first+g.n; i++ {
+		if e.pc.files[i].Partial {
+			return true
+		}
+	}
+	return false
+}
+
+// interrupted returns, in order, the reports of the tasks checked (or
+// stopped in flight) that wait for a partition check a stopped run will
+// not make: marked Partial, since that check could have added to them.
+func (e *emitter) interrupted() []int {
+	var ready []int
+	for e.next < len(e.finished) && e.finished[e.next] {
+		f := &e.pc.files[e.next]
+		if e.owner[e.next] >= 0 && !e.checked[e.owner[e.next]] {
+			f.Partial = true
+		}
+		finish(f)
 		ready = append(ready, e.next)
 		e.next++
 	}

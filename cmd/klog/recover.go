@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -78,8 +79,15 @@ func runRecover(c *cli.Context) error {
 	// printed; none when --json or --salvage's NDJSON goes to the terminal.
 	bar := newProgress(c, "planning", c.Bool(recoverJSONFlag.Name) || c.Bool(recoverSalvageFlag.Name),
 		func() int64 { return logBytes([]string{dir}) })
-	plan, err := recovery.PlanDir(dir, recovery.Options{OnBytes: bar.addFunc()})
+	if partition.IsIncomplete(dir) {
+		bar.finish()
+		return findingsError("recover: %s is a copy klog did not finish writing (it holds %s): make it again from its source", dir, partition.IncompleteMarker)
+	}
+	plan, err := recovery.PlanDir(dir, recovery.Options{OnBytes: bar.addFunc(), Context: c.Context})
 	bar.finish()
+	if sig := interrupted(c.Context); sig != nil {
+		return sig
+	}
 	if err != nil {
 		return fail("recover", err)
 	}
@@ -100,13 +108,17 @@ func runRecover(c *cli.Context) error {
 			report.Flush()
 			return findingsError("recover: Kafka would refuse to load %s (%s), so there is no recovered partition to write; nothing was written to %s. Use --salvage to export the records that can still be read.", dir, plan.KafkaError, o)
 		}
-		if err := plan.WriteRecovered(o); err != nil {
+		if err := plan.WriteRecoveredContext(c.Context, o); err != nil {
+			if sig := interrupted(c.Context); sig != nil {
+				fmt.Fprintf(report, "interrupted: %s is incomplete (it holds %s; verify reports it)\n", o, partition.IncompleteMarker)
+				return sig
+			}
 			return fail("recover", err)
 		}
 		fmt.Fprintf(report, "wrote the recovered partition to %s\n", o)
 	}
 	if c.Bool(recoverSalvageFlag.Name) {
-		if err := salvage(dir, out, report, recOpts, c.Bool(recoverJSONFlag.Name)); err != nil {
+		if err := salvage(c.Context, dir, out, report, recOpts, c.Bool(recoverJSONFlag.Name)); err != nil {
 			return err
 		}
 	}
@@ -118,7 +130,9 @@ func runRecover(c *cli.Context) error {
 
 // salvage writes every record of dir's segments that can be saved as NDJSON
 // to out, and the byte ranges it skipped to report.
-func salvage(dir string, out, report *bufio.Writer, recOpts ndjson.Options, jsonOut bool) error {
+//
+// A signal stops it between records: every line written is whole.
+func salvage(ctx context.Context, dir string, out, report *bufio.Writer, recOpts ndjson.Options, jsonOut bool) error {
 	d, err := partition.Open(dir)
 	if err != nil {
 		return troubleError("recover: %w", err)
@@ -131,6 +145,13 @@ func salvage(dir string, out, report *bufio.Writer, recOpts ndjson.Options, json
 		withPath := func(l []byte) []byte { return ndjson.Str(l, "path", s.Log) }
 		var skipped []recovery.Skipped
 		for r, err := range recovery.Salvage(s.Log, 0) {
+			if ctx.Err() != nil {
+				w.Flush()
+				if sig := interrupted(ctx); sig != nil {
+					return sig
+				}
+				return troubleError("recover: %w", ctx.Err())
+			}
 			switch {
 			case err != nil:
 				return fail("recover", err)

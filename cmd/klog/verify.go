@@ -121,8 +121,13 @@ func runVerify(c *cli.Context) error {
 	lazy.stop()
 	bar.finish()
 	if sig := interrupted(c.Context); sig != nil {
-		// Stopped by a signal: the verdicts printed so far stand; run
-		// says the output is partial and exits 130/143.
+		// Stopped by a signal: the verdicts printed so far stand (the
+		// file in flight marked partial), then the summary of what was
+		// verified; run says the output is partial and exits 130/143.
+		if !jsonOut {
+			sum.Interrupted = true
+			sum.WriteText(out, time.Since(start), false)
+		}
 		out.Flush()
 		return sig
 	}
