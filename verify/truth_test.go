@@ -95,4 +95,3 @@ func TestVerdictsTellTheTruth(t *testing.T) {
 		t.Errorf("summary of a run that read nothing: %+v %q", none, b.String())
 	}
 }
-
