@@ -26,6 +26,9 @@ type Decompressor struct {
 	gz      *gzip.Reader
 	zstd    *zstd.Decoder
 	zstdMax int // the limit zstd was created with
+	// zstdAll decodes batches whole, within zstdAllMax.
+	zstdAll    *zstd.Decoder
+	zstdAllMax int
 	br      bytes.Reader
 }
 
@@ -171,6 +174,9 @@ func readCapped(r io.Reader, dst []byte, limit int) (out []byte, over bool, err 
 const zstdMaxWindow = 32 << 20
 
 func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
+	if out, ok := d.unzstdWhole(src, dst); ok {
+		return out, nil
+	}
 	if err := d.zstdDecoder(); err != nil {
 		return dst, err
 	}
@@ -184,6 +190,38 @@ func (d *Decompressor) unzstd(src, dst []byte) ([]byte, error) {
 		return out[:min(len(out), d.max())], errOverCap
 	}
 	return out, err
+}
+
+// unzstdWhole decodes a batch's zstd frames whole into dst's array
+// (zstd.Decoder.DecodeAll), skipping the frames' own checksums: the batch's
+// CRC-32C covers the compressed bytes already. It holds at most
+// firstPassBytes (or dst's capacity) of output, as readTwoPass's first
+// pass does: a frame that declares more is left to readTwoPass, and so is
+// anything that fails (with the streaming decoder's error, as before).
+func (d *Decompressor) unzstdWhole(src, dst []byte) ([]byte, bool) {
+	limit := min(d.max(), max(firstPassBytes, cap(dst)))
+	var h zstd.Header
+	if h.Decode(src) != nil || (h.HasFCS && h.FrameContentSize > uint64(limit)) {
+		return dst, false
+	}
+	if d.zstdAll != nil && d.zstdAllMax != limit {
+		d.zstdAll.Close()
+		d.zstdAll = nil
+	}
+	if d.zstdAll == nil {
+		l := uint64(max(limit, zstd.MinWindowSize))
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.IgnoreChecksum(true),
+			zstd.WithDecoderMaxMemory(l), zstd.WithDecoderMaxWindow(min(l, zstdMaxWindow)))
+		if err != nil {
+			return dst, false
+		}
+		d.zstdAll, d.zstdAllMax = dec, limit
+	}
+	out, err := d.zstdAll.DecodeAll(src, dst[:0])
+	if err != nil || len(out) > limit {
+		return dst, false
+	}
+	return out, true
 }
 
 // zstdDecoder makes d.zstd, with the limits of the current cap.

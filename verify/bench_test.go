@@ -1,17 +1,21 @@
 package verify
 
 import (
+	"bufio"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/benchref"
 	"github.com/klog-dev/klog/internal/klogtest"
 )
 
@@ -254,4 +258,113 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// zstdSegment writes a segment of about size bytes of zstd batches, 16
+// records of 1 KiB of text-like values each (compressing about 3:1), once
+// per process per size.
+func zstdSegment(b *testing.B, size int64) string {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if p := zstdSegs[size]; p != "" {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "klog-verify-zstd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir = filepath.Join(dir, "zstd-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	p := filepath.Join(dir, "00000000000000000000.log")
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := strings.Fields("order payment user id amount currency status shipped pending EUR USD true false null created updated region")
+	var c format.Compressor
+	recs := make([]format.Record, 16)
+	vals := make([][]byte, len(recs))
+	var raw []byte
+	written, offset := int64(0), int64(0)
+	for written < size {
+		for i := range recs {
+			v := vals[i][:0]
+			for len(v) < 1024 {
+				v = append(v, words[rng.IntN(len(words))]...)
+				v = append(v, ':')
+				v = strconv.AppendUint(v, rng.Uint64N(1_000_000), 10)
+				v = append(v, ' ')
+			}
+			vals[i] = v[:1024]
+			recs[i] = format.Record{Offset: offset + int64(i), Timestamp: 1_700_000_000_000, Value: vals[i]}
+		}
+		h := &format.Batch{BaseOffset: offset, Attributes: int16(format.CompressionZstd)}
+		format.PrepareBatch(h, recs)
+		if raw, err = c.AppendBatch(raw[:0], h, recs); err != nil {
+			b.Fatal(err)
+		}
+		w.Write(raw)
+		written += int64(len(raw))
+		offset += int64(len(recs))
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if zstdSegs == nil {
+		zstdSegs = map[int64]string{}
+	}
+	zstdSegs[size] = p
+	return p
+}
+
+var zstdSegs map[int64]string
+
+// BenchmarkVerifyZstdVsDecodeCRC alternates klog verify --jobs 1 of a
+// segment of zstd batches (64 MiB, KLOG_BIG=1: 1 GiB) with a program that
+// reads it through a reused 1 MiB buffer, checks every batch's CRC-32C and
+// decompresses every batch whole into a reused buffer
+// (benchref.DecodeAndCRC), and with the CRC read program of
+// BenchmarkVerifyVsBaseline; it reports the medians over iterations of
+// verify's speed over each ("x-decode-crc", "x-crc").
+func BenchmarkVerifyZstdVsDecodeCRC(b *testing.B) {
+	size := int64(64 << 20)
+	if os.Getenv("KLOG_BIG") != "" {
+		size = 1 << 30
+	}
+	p := zstdSegment(b, size)
+	b.SetBytes(3 * fileSize(b, p))
+	buf := make([]byte, 1<<20)
+	var vsDecode, vsCRC []float64
+	for b.Loop() {
+		t0 := time.Now()
+		crcFile(b, p, buf)
+		t1 := time.Now()
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := benchref.DecodeAndCRC(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		t2 := time.Now()
+		rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
+		t3 := time.Now()
+		if err != nil || rep.Findings() != 0 {
+			b.Fatal(err, rep.Findings())
+		}
+		v := t3.Sub(t2).Seconds()
+		vsCRC, vsDecode = append(vsCRC, t1.Sub(t0).Seconds()/v), append(vsDecode, t2.Sub(t1).Seconds()/v)
+	}
+	sort.Float64s(vsCRC)
+	sort.Float64s(vsDecode)
+	b.ReportMetric(vsDecode[len(vsDecode)/2], "x-decode-crc")
+	b.ReportMetric(vsCRC[len(vsCRC)/2], "x-crc")
 }
