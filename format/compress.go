@@ -29,7 +29,7 @@ type Decompressor struct {
 	// zstdAll decodes batches whole, within zstdAllMax.
 	zstdAll    *zstd.Decoder
 	zstdAllMax int
-	br      bytes.Reader
+	br         bytes.Reader
 }
 
 func (d *Decompressor) max() int {
