@@ -75,6 +75,11 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 		code = kerr.TopicAuthorizationFailed.Code
 		m := readOnlyMessage
 		msg = &m
+	case !cn.mayWrite():
+		// Kafka's authorizer: no WRITE on the topics.
+		code = kerr.TopicAuthorizationFailed.Code
+		m := cn.principal() + " may read only"
+		msg = &m
 	case r.TransactionID != nil:
 		code = kerr.TransactionalIDAuthorizationFailed.Code
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:

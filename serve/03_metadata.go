@@ -73,6 +73,13 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 		mt := kmsg.NewMetadataResponseTopic()
 		mt.Topic = &n
 		t := s.topic(name)
+		if t == nil && !all && s.cfg.Writable && (r.Version < 4 || r.AllowAutoTopicCreation) && !cn.mayWrite() {
+			// No CREATE (KafkaApis.getTopicMetadata's
+			// unauthorizedForCreateTopics).
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		if t == nil && !all && s.cfg.Writable && (r.Version < 4 || r.AllowAutoTopicCreation) {
 			if ct, err := s.createTopic(name); err == nil {
 				t = ct

@@ -26,7 +26,8 @@ func (cn *conn) handleInitProducerID(r *kmsg.InitProducerIDRequest) (kmsg.Respon
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	switch {
-	case !cn.s.cfg.Writable:
+	case !cn.s.cfg.Writable, !cn.mayWrite():
+		// No IDEMPOTENT_WRITE (KafkaApis.handleInitProducerIdRequest).
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	case r.TransactionalID != nil:
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code

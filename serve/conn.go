@@ -27,6 +27,7 @@ type conn struct {
 	// clientID is the current request's header client id.
 	clientID string
 	tls      bool
+	auth     connAuth // SASL (sasl.go)
 }
 
 // clientInfo is what ApiVersions v3+ told us.
@@ -100,6 +101,9 @@ func (cn *conn) serveOne() error {
 	}
 	cn.c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
 	s.mu.Unlock()
+	if cn.auth.raw {
+		return cn.serveRawToken()
+	}
 	var sz [4]byte
 	if _, err := io.ReadFull(cn.r, sz[:]); err != nil {
 		return err
@@ -231,6 +235,10 @@ func (cn *conn) dispatch(h header, req kmsg.Request, start time.Time) error {
 	if a == nil {
 		return errUnsupported
 	}
+	if !cn.authenticated() && h.key != apiVersionsKey && h.key != saslHandshakeKey && h.key != saslAuthenticateKey {
+		cn.logError(h, errUnauthenticated.Error())
+		return errUnauthenticated
+	}
 	if f := cn.s.cfg.hooks.dispatched; f != nil {
 		f(h.key)
 	}
@@ -252,6 +260,10 @@ func (cn *conn) dispatch(h header, req kmsg.Request, start time.Time) error {
 	werr := cn.writeResponse(h, resp)
 	if cn.s.cfg.RequestLog != nil {
 		cn.logRequest(h, start, firstErrorCode(resp), len(cn.out))
+	}
+	if werr == nil && cn.auth.close {
+		// A failed SASL exchange ends once its answer is written.
+		return errAuthFailed
 	}
 	return werr
 }

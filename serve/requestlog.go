@@ -28,11 +28,16 @@ func (cn *conn) logRequest(h header, start time.Time, code int16, n int) {
 	if cn.tls {
 		proto = "SSL"
 	}
+	if cn.s.cfg.Users != nil {
+		proto = "SASL_" + proto
+	}
 	b = append(b, `,"securityProtocol":"`...)
 	b = append(b, proto...)
 	b = append(b, `","listener":"`...)
 	b = append(b, proto...)
-	b = append(b, `","principal":"User:ANONYMOUS","clientInformation":{"softwareName":`...)
+	b = append(b, `","principal":"`...)
+	b = append(b, cn.principal()...)
+	b = append(b, `","clientInformation":{"softwareName":`...)
 	b = appendJSONString(b, orUnknown(cn.client.software))
 	b = append(b, `,"softwareVersion":`...)
 	b = appendJSONString(b, orUnknown(cn.client.version))

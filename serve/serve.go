@@ -103,6 +103,10 @@ type Config struct {
 	RequestLog io.Writer
 	// TLS serves TLS when set.
 	TLS *tls.Config
+	// Users, when set, requires SASL authentication (PLAIN,
+	// SCRAM-SHA-256, SCRAM-SHA-512; sasl.go) before any request but
+	// ApiVersions, and gives each user read or write access.
+	Users *Users
 	// NodeID is the broker id clients see (default 0).
 	NodeID int32
 	// AdvertisedHost/Port override the listener's address in Metadata and

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/serve"
@@ -30,6 +31,8 @@ var (
 	serveMaxConnFlag  = &cli.IntFlag{Name: "max-connections", Value: serve.DefaultMaxConnections, Usage: "open connections beyond this are closed on accept"}
 	serveQueuedFlag   = &cli.Int64Flag{Name: "max-queued-request-bytes", Usage: "bytes of requests in flight across all connections (queued.max.request.bytes; default 128 MiB, at least --max-request-bytes plus 16 MiB)"}
 	serveInflateFlag  = &cli.IntFlag{Name: "max-decompressed-bytes", Value: serve.DefaultMaxDecompressedBytes, Usage: "most a produced batch may decompress to (MESSAGE_TOO_LARGE beyond; two batches decompress at a time)"}
+	serveUsersFlag    = &cli.StringFlag{Name: "sasl-users", Usage: "require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) with the users of `FILE`: one a line, NAME read|write PASSWORD (mode 600)"}
+	serveAnonFlag     = &cli.BoolFlag{Name: "allow-unauthenticated", Usage: "serve an address other than loopback without --sasl-users (anyone who reaches it reads every topic, and writes with --writable)"}
 	servePerIPFlag    = &cli.IntFlag{Name: "max-connections-per-ip", Value: serve.DefaultMaxConnectionsPerIP, Usage: "connections of one client address beyond this are closed on accept (max.connections.per.ip)"}
 	serveAdvertFlag   = &cli.StringFlag{Name: "advertise", Usage: "host:port clients are told to connect to (default: the listen address)"}
 	serveMaxMsgFlag   = &cli.IntFlag{Name: "max-message-bytes", Value: serve.DefaultMaxMessageBytes, Usage: "largest record batch a producer may append, and largest group record (message.max.bytes)"}
@@ -66,6 +69,7 @@ read-only.`,
 	Flags: []cli.Flag{serveLogDirFlag, serveBrokerPortsFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
 		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag,
 		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag, servePerIPFlag, serveQueuedFlag, serveInflateFlag,
+		serveUsersFlag, serveAnonFlag,
 		tieredRemoteFlag, tieredPrefixFlag, tieredKeyPairFlag, tieredRSMFlag, s3EndpointFlag, s3RegionFlag, s3ProfileFlag, s3AddressingFlag, s3AnonymousFlag, tieredParallelFlag},
 	Action: runServe,
 }
@@ -148,11 +152,32 @@ func runServe(c *cli.Context) error {
 		}
 		cfg.AdvertisedHost, cfg.AdvertisedPort = h, int32(port)
 	}
+	if p := c.String(serveUsersFlag.Name); p != "" {
+		users, err := serve.LoadUsers(p)
+		if err != nil {
+			return troubleError("serve: --sasl-users: %w", err)
+		}
+		cfg.Users = users
+	}
+	listen := c.String(serveListenFlag.Name)
+	loopback, err := loopbackAddress(listen)
+	if err != nil {
+		return usageError("serve: --listen: %v", err)
+	}
+	switch {
+	case !loopback && cfg.Users == nil && !c.Bool(serveAnonFlag.Name):
+		return usageError("serve: %s is not a loopback address: serve it with --sasl-users, or without authentication with --allow-unauthenticated", listen)
+	case !loopback && cfg.Users == nil:
+		fmt.Fprintf(c.App.ErrWriter, "klog: serve: WARNING: %s without authentication: anyone who can reach it reads every topic%s\n", listen,
+			map[bool]string{true: " and writes to the log dir", false: ""}[cfg.Writable])
+	case !loopback && cfg.TLS == nil:
+		fmt.Fprintf(c.App.ErrWriter, "klog: serve: WARNING: %s without TLS: SASL/PLAIN passwords and all records cross the network in clear (add --tls-cert and --tls-key)\n", listen)
+	}
 	srv, err := serve.New(cfg)
 	if err != nil {
 		return troubleError("%w", err)
 	}
-	ln, err := net.Listen("tcp", c.String(serveListenFlag.Name))
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		srv.Close()
 		return troubleError("serve: %w", err)
@@ -220,6 +245,9 @@ func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg
 	} else {
 		mode += ", offsets in " + cfg.StateDir
 	}
+	if cfg.Users != nil {
+		mode += ", SASL users " + strings.Join(cfg.Users.Names(), " ")
+	}
 	fmt.Fprintf(stderr, "klog: serve: %s on %s (%s)\n", cfg.LogDir, ln.Addr(), mode)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -241,4 +269,18 @@ func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg
 		return troubleError("serve: shutdown: %w", err)
 	}
 	return nil
+}
+
+// loopbackAddress reports whether a listen address binds loopback only:
+// localhost or a loopback IP. An empty host (":9092") is every interface.
+func loopbackAddress(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/klog-dev/klog/serve"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // lockedBuffer is a bytes.Buffer safe to read while serve writes to it;
@@ -99,6 +100,9 @@ func TestServeUsage(t *testing.T) {
 		{"half tls", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--tls-cert", "x.pem"}, "go together"},
 		{"arguments", []string{"serve", "--log-dir", dir, "extra"}, "unexpected arguments"},
 		{"port in use", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--listen", "256.0.0.1:1"}, "serve:"},
+		{"every interface, no auth", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--listen", ":0"}, "--allow-unauthenticated"},
+		{"no loopback, no auth", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--listen", "192.0.2.1:0"}, "is not a loopback address"},
+		{"users file missing", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--sasl-users", filepath.Join(dir, "nope")}, "--sasl-users"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -272,5 +276,63 @@ func TestGroupOffsetsSharedWithServe(t *testing.T) {
 	code, out, _ := klog(t, "verify", "--quiet", dir, state)
 	if code != ExitOK {
 		t.Errorf("klog verify of the log dir and the state dir: exit %d\n%s", code, out)
+	}
+}
+
+// TestServeAuthFlags: off loopback without --sasl-users serve needs
+// --allow-unauthenticated and warns; with --sasl-users clients
+// authenticate (SASL/PLAIN here; serve's tests run every mechanism and
+// client).
+func TestServeAuthFlags(t *testing.T) {
+	dir := t.TempDir()
+	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "orders-0"))
+	users := filepath.Join(t.TempDir(), "users")
+	os.WriteFile(users, []byte("alice read alice-secret\n"), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "0.0.0.0:0", "--allow-unauthenticated"}, "WARNING: 0.0.0.0:0 without authentication"},
+		{[]string{"--listen", "127.0.0.1:0", "--sasl-users", users}, "SASL users alice"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var stderr lockedBuffer
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, append([]string{"klog", "serve", "--log-dir", dir, "--state", t.TempDir()}, c.args...),
+				strings.NewReader(""), &bytes.Buffer{}, &stderr)
+		}()
+		m := stderr.waitMatch(regexp.MustCompile(`on ([0-9.:\[\]]+:\d+) \(read-only`))
+		if m == nil || !strings.Contains(stderr.String(), c.want) {
+			cancel()
+			t.Fatalf("%v: %s", c.args, stderr.String())
+		}
+		if strings.Contains(c.want, "SASL") {
+			addr := m[1]
+			bad, _ := kgo.NewClient(kgo.SeedBrokers(addr))
+			pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := bad.Ping(pctx); err == nil {
+				t.Errorf("a client without SASL was served")
+			}
+			bad.Close()
+			cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()),
+				kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for n < 59 && pctx.Err() == nil {
+				n += cl.PollFetches(pctx).NumRecords()
+			}
+			pcancel()
+			cl.Close()
+			if n != 59 {
+				t.Errorf("alice consumed %d records, want 59", n)
+			}
+		}
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Errorf("%v: exit %d", c.args, code)
+		}
 	}
 }
