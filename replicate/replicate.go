@@ -96,8 +96,7 @@ type Broker struct {
 	// epoch is the last leader epoch this replica followed or led.
 	epoch   int32
 	Dir     string
-	app     *produce.Appender
-	log     *partition.Log
+	app     *produce.Appender // its partition model is app.Log()
 	hw      int64
 	alive   bool
 	writing bool // fetched records not yet acknowledged by a later fetch
@@ -563,16 +562,12 @@ func (c *Cluster) followerFetch(b *Broker) (records, first int64, err error) {
 
 // readFor reads from the leader for a follower at offset.
 func (c *Cluster) readFor(offset int64, maxBytes int32) ([]byte, error) {
-	if c.leader.log == nil {
-		l, err := partition.OpenLog(c.leader.Dir, partition.LogOptions{})
-		if err != nil {
-			return nil, err
-		}
-		c.leader.log = l
-	} else if err := c.leader.log.Refresh(); err != nil {
-		return nil, err
+	if c.leader.app == nil {
+		return nil, errors.New("replicate: the leader, broker " + strconv.Itoa(int(c.leader.ID)) + ", is not running")
 	}
-	f, err := fetch.Read(c.leader.log, fetch.Request{FetchOffset: offset, PartitionMaxBytes: maxBytes, MaxBytes: maxBytes, Replica: true}, c.buf[:0])
+	// The leader's partition model is its Appender's, current after every
+	// append: nothing is opened or read again.
+	f, err := fetch.Read(c.leader.app.Log(), fetch.Request{FetchOffset: offset, PartitionMaxBytes: maxBytes, MaxBytes: maxBytes, Replica: true}, c.buf[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -707,7 +702,6 @@ func (c *Cluster) CrashLeader() (*Broker, error) {
 		return nil, err
 	}
 	next.epoch = c.epoch
-	next.log = nil
 	delete(c.isr, old.ID)
 	delete(c.fetchOff, next.ID)
 	for _, b := range c.brokers {
@@ -780,7 +774,7 @@ func (c *Cluster) Restart(id int32) error {
 	if err != nil {
 		return err
 	}
-	b.app, b.alive, b.log = app, true, nil
+	b.app, b.alive = app, true
 	if err := c.truncateFollower(b); err != nil {
 		return err
 	}
