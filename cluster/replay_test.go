@@ -51,15 +51,16 @@ func replicaN(t *testing.T, dir string, from, n int) {
 	}
 }
 
-func partitionLed(p, leader int, replicas, isr string) string {
+func partitionLed(p, leader, epoch int, replicas, isr string) string {
 	return `{"type":"PARTITION_RECORD","version":1,"data":{"partitionId":` + strconv.Itoa(p) + `,"topicId":"` + idOrders + `","replicas":` + replicas +
-		`,"isr":` + isr + `,"removingReplicas":[],"addingReplicas":[],"leader":` + strconv.Itoa(leader) + `,"leaderEpoch":3,"partitionEpoch":1,"directories":[]}}`
+		`,"isr":` + isr + `,"removingReplicas":[],"addingReplicas":[],"leader":` + strconv.Itoa(leader) + `,"leaderEpoch":` + strconv.Itoa(epoch) +
+		`,"partitionEpoch":1,"directories":[]}}`
 }
 
 // threeBrokers is a three-broker cluster's disks: orders has partitions
 // 0 ([1,2], leader 1: broker 1 holds 10 records, its follower 2 holds 7,
 // the high watermark 7), 1 ([2,3], leader 2, 5 records each) and 2 ([3,1],
-// leader 3, 6 records each). Broker 3 has two log dirs (JBOD): orders-1 in
+// leader 3 at epoch 5 in the image, 6 records of epoch 3 each). Broker 3 has two log dirs (JBOD): orders-1 in
 // one, orders-2 in the other, and a -future copy of orders-2 under way;
 // broker 2 a -delete directory. Group g committed orders-0 at 3 and
 // orders-1 at 5 in broker 1's __consumer_offsets. With image, broker 1
@@ -98,7 +99,7 @@ func threeBrokers(t *testing.T, image bool) []string {
 			`{"type":"REGISTER_BROKER_RECORD","version":3,"data":{"brokerId":3,"isMigratingZkBroker":false,"incarnationId":"`+dirB3a+
 				`","brokerEpoch":1,"endPoints":[],"features":[],"rack":"r3","fenced":false,"inControlledShutdown":false,"logDirs":["`+dirB3a+`","`+dirB3b+`"]}}`,
 			`{"type":"TOPIC_RECORD","version":0,"data":{"name":"orders","topicId":"`+idOrders+`"}}`,
-			partitionLed(0, 1, "[1,2]", "[1,2]"), partitionLed(1, 2, "[2,3]", "[2,3]"), partitionLed(2, 3, "[3,1]", "[3]"))
+			partitionLed(0, 1, 3, "[1,2]", "[1,2]"), partitionLed(1, 2, 3, "[2,3]", "[2,3]"), partitionLed(2, 3, 5, "[3,1]", "[3]"))
 	}
 	return []string{b1, b2, b3a, b3b}
 }
@@ -332,6 +333,33 @@ func TestReplayFetchRules(t *testing.T) {
 	lp.Partition, lp.Timestamp = 0, -1
 	lt.Partitions = append(lt.Partitions, lp)
 	lo.Topics = append(lo.Topics, lt)
+	// OffsetForLeaderEpoch: the leader answers, fenced against the
+	// image's epoch (orders-2's is 5, its data's 3).
+	for _, c := range []struct {
+		broker, part, current, requested int32
+		code                             int16
+		end                              int64
+	}{
+		{1, 0, 3, 3, 0, 10}, {2, 0, 3, 3, kerr.NotLeaderForPartition.Code, -1}, {1, 0, 2, 2, kerr.FencedLeaderEpoch.Code, -1},
+		{3, 2, 5, 3, 0, 6}, {3, 2, 6, 3, kerr.UnknownLeaderEpoch.Code, -1},
+	} {
+		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+		req.Version, req.ReplicaID = 4, -1
+		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+		rt.Topic = "orders"
+		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = c.part, c.current, c.requested
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := cl(c.broker, 12).Broker(int(c.broker)).Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != c.code || (c.code == 0 && p.EndOffset != c.end) {
+			t.Errorf("OffsetForLeaderEpoch %+v: error %d end %d", c, p.ErrorCode, p.EndOffset)
+		}
+	}
 	for id, want := range map[int32]int16{1: 0, 2: kerr.NotLeaderForPartition.Code} {
 		resp, err := cl(id, 12).Broker(int(id)).Request(ctx, lo)
 		if err != nil {

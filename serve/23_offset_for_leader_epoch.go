@@ -31,8 +31,10 @@ func (cn *conn) handleOffsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) 
 			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			rp.Partition, rp.LeaderEpoch, rp.EndOffset = q.Partition, partition.UndefinedEpoch, partition.UndefinedEpochOffset
 			p := cn.s.lookup(t.Topic, q.Partition)
-			if p == nil {
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			// The leader answers (Partition.lastOffsetForLeaderEpoch
+			// with fetchOnlyFromLeader).
+			if code := cn.s.placement(t.Topic, q.Partition, p, true); code != 0 {
+				rp.ErrorCode = code
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
@@ -40,7 +42,7 @@ func (cn *conn) handleOffsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) 
 			if r.Version >= 2 {
 				current = q.CurrentLeaderEpoch
 			}
-			rp.ErrorCode, rp.LeaderEpoch, rp.EndOffset = p.endOffsetForEpoch(current, q.LeaderEpoch)
+			rp.ErrorCode, rp.LeaderEpoch, rp.EndOffset = p.endOffsetForEpoch(current, q.LeaderEpoch, cn.s.currentLeaderEpoch(t.Topic, q.Partition, p))
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -49,14 +51,14 @@ func (cn *conn) handleOffsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) 
 }
 
 // endOffsetForEpoch is Partition.lastOffsetForLeaderEpoch on the leader:
-// a current epoch older than the partition's is FENCED_LEADER_EPOCH, a
-// newer one UNKNOWN_LEADER_EPOCH (-1 skips the check).
-func (p *part) endOffsetForEpoch(current, requested int32) (int16, int32, int64) {
+// a current epoch older than the partition's leader epoch (leader) is
+// FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH (-1 skips the
+// check).
+func (p *part) endOffsetForEpoch(current, requested, leader int32) (int16, int32, int64) {
 	end := p.log.LogEndOffset()
 	if end < 0 {
 		return kerr.KafkaStorageError.Code, partition.UndefinedEpoch, partition.UndefinedEpochOffset
 	}
-	leader := max(p.log.LatestEpoch(), 0)
 	switch {
 	case current >= 0 && current < leader:
 		return kerr.FencedLeaderEpoch.Code, partition.UndefinedEpoch, partition.UndefinedEpochOffset

@@ -419,3 +419,15 @@ func (s *Server) topicExists(name string) bool {
 	}
 	return s.topic(name) != nil
 }
+
+// currentLeaderEpoch is the partition's leader epoch requests are fenced
+// against (KIP-320): a replay's view (the metadata image's), else the
+// latest epoch of the data.
+func (s *Server) currentLeaderEpoch(topic string, n int32, p *part) int32 {
+	if rb := s.cfg.replay; rb != nil {
+		if vp := rb.view.partition(topic, n); vp != nil && vp.LeaderEpoch >= 0 {
+			return vp.LeaderEpoch
+		}
+	}
+	return p.leaderEpoch()
+}
