@@ -22,6 +22,7 @@ import (
 	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/payload"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -89,6 +90,13 @@ type Options struct {
 	// Paths are then printed as given. A missing file is an error that
 	// errors.Is(err, fs.ErrNotExist).
 	Open func(name string) (File, error)
+	// View, when active, decodes keys and values with their schemas,
+	// keeps the records its Where holds for, prints them through its
+	// format string (nothing else is printed then), and ends the dump
+	// after its Limit (package payload; klog's own: the output is then
+	// no longer kafka-dump-log's). Decoding or a format string implies
+	// PrintData, any of them Deep.
+	View *payload.View
 }
 
 // Filter selects what a dump prints. Bounds are inclusive; -1 leaves one
@@ -174,16 +182,22 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 	if opts.Decoder != internaltopic.None || opts.KeyDecoderClass != nil || opts.ValueDecoderClass != nil || opts.ValueDecoder != nil {
 		opts.PrintData = true
 	}
-	if opts.PrintData {
+	if v := opts.View; v.Decodes() || v.Active() && v.Format != nil {
+		opts.PrintData = true
+	}
+	if opts.PrintData || opts.View.Active() {
 		opts.Deep = true
 	}
 	if opts.Cwd == "" {
 		opts.Cwd, _ = os.Getwd()
 	}
 	d := &dumper{ctx: ctx, opts: opts, errw: stderr}
-	if opts.JSON {
+	switch {
+	case opts.View.Active() && opts.View.Format != nil:
+		d.r = newFormatRenderer(stdout, opts)
+	case opts.JSON:
 		d.r = newJSONRenderer(stdout, opts)
-	} else {
+	default:
 		d.r = newTextRenderer(stdout, opts)
 	}
 	d.attachDecoder() // decoder.go
@@ -209,7 +223,12 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 			d.stdinPath = tmp
 			defer cleanup()
 		}
-		if err = d.dumpFile(p, true); err != nil {
+		if err = d.dumpFile(p, true); err == errLimit {
+			err = nil
+			res.Files++
+			break
+		}
+		if err != nil {
 			var ioe *IOError
 			if errors.As(err, &ioe) && ioe.Path != "stdout" && ioe.Path != "-" && ctx.Err() == nil {
 				// A file that cannot be read (missing, a read error): said
@@ -313,6 +332,10 @@ type dumper struct {
 	// stdinPath is the temporary copy of stdin that "-" names.
 	stdinPath string
 	troubles  []error
+	// topic and part are the partition of the log being dumped (from its
+	// directory's name; "" and -1 when it does not give them).
+	topic string
+	part  int32
 	// kafkaFiles counts the files dumped (not ignored), so that a directory
 	// named on the command line that holds none is trouble.
 	kafkaFiles int
@@ -492,6 +515,10 @@ func (d *dumper) dumpLog(p, name string) error {
 		header = "Snapshot end offset: " + strconv.FormatInt(end, 10) + ", epoch: " + strconv.FormatInt(int64(epoch), 10)
 	}
 	d.r.logHeader(p, header)
+	d.topic, d.part = "", -1
+	if t, n, ok := partition.ParseDirName(filepath.Base(filepath.Dir(d.absPath(p)))); ok {
+		d.topic, d.part = t, n
+	}
 
 	f, fileSize, err := d.openSegment(p)
 	if err != nil {
@@ -621,8 +648,14 @@ func (d *dumper) dumpLog(p, name string) error {
 			} else if r.Offset != prev+1 {
 				d.noteGap(abs, prev, r.Offset)
 			}
-			records++
 			prev = r.Offset
+			if !d.opts.View.Take(d.topic, d.part, b, r) {
+				if d.opts.View.Full() {
+					return errLimit
+				}
+				continue
+			}
+			records++
 			d.decodeRecord(b, r) // decoding.go
 			if ferr := d.r.record(b, r); ferr != nil {
 				var vde *ValueDecoderError
@@ -646,6 +679,10 @@ func (d *dumper) dumpLog(p, name string) error {
 				}
 			}
 			d.reportDecodeProblem(b, r) // decoder.go
+			d.reportViewProblem(b, r)
+			if d.opts.View.Full() {
+				return errLimit
+			}
 		}
 	}
 	t := sc.Tail()

@@ -66,6 +66,8 @@ func (j *jsonRenderer) record(b *format.Batch, r *format.Record) error {
 	switch {
 	case b.IsControl() || !j.opts.PrintData:
 		return j.w.Record(b, r, nil)
+	case j.opts.View.Decodes():
+		return j.w.Record(b, r, j.viewJSON)
 	case j.dec != nil:
 		return j.w.Record(b, r, func(l []byte) []byte { return appendDecodedJSON(l, j.dec.Current()) })
 	case j.cd != nil:

@@ -176,6 +176,8 @@ func (t *textRenderer) appendRecord(l []byte, b *format.Batch, r *format.Record)
 	}
 	switch {
 	case ctlErr != nil || !contents:
+	case t.opts.View.Decodes():
+		l = t.appendViewText(l, r)
 	case t.dec != nil:
 		l, ctlErr = appendDecodedText(l, t.dec.Current(), t.opts.SkipRecordMetadata)
 	case t.cd != nil:

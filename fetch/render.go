@@ -2,12 +2,15 @@ package fetch
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/payload"
+	"github.com/klog-dev/klog/schema"
 )
 
 // frameRecords yields the whole batches of a response and their records,
@@ -41,12 +44,43 @@ func frameRecords(f *Fetched, iso Isolation, fn func(b *format.Batch, r *format.
 	return nil
 }
 
+// Out says how a response's records are printed: with their keys and
+// values (Data), and through View (package payload: decoded, filtered by
+// --where, counted, or printed by a format string; nil: as they are).
+// Topic and Partition name the partition for View.
+type Out struct {
+	Data      bool
+	View      *payload.View
+	Topic     string
+	Partition int32
+}
+
+// take is View.Take for a record of a response: with a format string only
+// the records a consumer keeps are printed (a consumer is what kcat and
+// rpk are).
+func (o *Out) take(b *format.Batch, r *format.Record, d Drop) bool {
+	if o.View == nil {
+		return true
+	}
+	if d != Kept && o.View.Format != nil {
+		return false
+	}
+	return o.View.Take(o.Topic, o.Partition, b, r)
+}
+
+// errFull stops a response's records once the View has taken its count.
+var errFull = errors.New("fetch: record count reached")
+
 // WriteText writes klog fetch's text: the response's summary line and, when
-// ferr is nil, its records (with keys and values when data is set), each
-// one a consumer reading at iso drops marked "dropped: <why>". It returns
-// the error that stopped the records (a corrupt batch, an undecodable
-// record), after saying it on the "! " line.
-func (f *Fetched) WriteText(out *bufio.Writer, ferr error, iso Isolation, data bool) error {
+// ferr is nil, its records (with keys and values when o.Data is set), each
+// one a consumer reading at iso drops marked "dropped: <why>"; with a
+// format string only the records through it. It returns the error that
+// stopped the records (a corrupt batch, an undecodable record), after
+// saying it on the "! " line.
+func (f *Fetched) WriteText(out *bufio.Writer, ferr error, iso Isolation, o Out) error {
+	if o.View != nil && o.View.Format != nil {
+		return f.writeFormat(out, ferr, iso, o)
+	}
 	fmt.Fprintf(out, "fetchOffset: %d highWatermark: %d lastStableOffset: %d logStartOffset: %d logEndOffset: %d recordsSizeInBytes: %d truncated: %t",
 		f.FetchOffset, f.HighWatermark, f.LastStableOffset, f.LogStartOffset, f.LogEndOffset, len(f.Frame), f.Truncated)
 	if f.Truncated {
@@ -67,13 +101,19 @@ func (f *Fetched) WriteText(out *bufio.Writer, ferr error, iso Isolation, data b
 		return nil
 	}
 	err := frameRecords(f, iso, func(b *format.Batch, r *format.Record, d Drop) error {
+		if o.View.Full() {
+			return errFull
+		}
+		if !o.take(b, r, d) {
+			return nil
+		}
 		fmt.Fprintf(out, "| offset: %d %s: %d keySize: %d valueSize: %d", r.Offset, b.TimestampType(), r.Timestamp, r.KeySize, r.ValueSize)
 		if b.IsControl() {
 			if k, err := format.ParseControlKey(r.Key); err == nil {
 				fmt.Fprintf(out, " control: %s", k.Type)
 			}
-		} else if data {
-			writeKeyValue(out, r.Key, r.Value)
+		} else if o.Data {
+			writeKeyValue(out, r.Key, r.Value, o.View)
 		}
 		if d != Kept {
 			out.WriteString(" dropped: " + d.String())
@@ -81,6 +121,9 @@ func (f *Fetched) WriteText(out *bufio.Writer, ferr error, iso Isolation, data b
 		out.WriteByte('\n')
 		return nil
 	})
+	if err == errFull {
+		err = nil
+	}
 	if err != nil {
 		fmt.Fprintf(out, "! %v\n", err)
 	}
@@ -92,7 +135,7 @@ func (f *Fetched) WriteText(out *bufio.Writer, ferr error, iso Isolation, data b
 // was out of range) that took took; its records are ndjson's record
 // objects. It returns the error that stopped the records (also in the
 // object's "error") and the write error.
-func (f *Fetched) WriteJSON(out *bufio.Writer, req Request, ferr error, took time.Duration, opts ndjson.Options) (derr, werr error) {
+func (f *Fetched) WriteJSON(out *bufio.Writer, req Request, ferr error, took time.Duration, opts ndjson.Options, o Out) (derr, werr error) {
 	l := ndjson.Begin(nil, "fetch")
 	l = append(ndjson.Str(l, "requestApiKeyName", "FETCH"), `,"request":{"fetchOffset":`...)
 	l = strconv.AppendInt(l, req.FetchOffset, 10)
@@ -133,6 +176,12 @@ func (f *Fetched) WriteJSON(out *bufio.Writer, req Request, ferr error, took tim
 	// millions of them, and the line must not be built in memory.
 	first := true
 	derr = frameRecords(f, req.Isolation, func(b *format.Batch, r *format.Record, d Drop) error {
+		if o.View.Full() {
+			return errFull
+		}
+		if !o.take(b, r, d) {
+			return nil
+		}
 		if !first {
 			l = append(l, ',')
 		}
@@ -141,6 +190,10 @@ func (f *Fetched) WriteJSON(out *bufio.Writer, req Request, ferr error, took tim
 		l, err = ndjson.RecordFields(ndjson.Begin(l, "record"), b, r, &opts)
 		if d != Kept {
 			l = ndjson.Str(l, "dropped", d.String())
+		}
+		if o.View.Decodes() && !b.IsControl() {
+			c := o.View.Current()
+			l = ndjson.DecodedKeyValue(l, c.Key, c.Value)
 		}
 		l = ndjson.End(l)
 		if _, werr = out.Write(l); werr != nil {
@@ -151,6 +204,9 @@ func (f *Fetched) WriteJSON(out *bufio.Writer, req Request, ferr error, took tim
 	})
 	if werr != nil {
 		return nil, werr
+	}
+	if derr == errFull {
+		derr = nil
 	}
 	l = append(l, ']', '}')
 	if derr != nil {
@@ -163,16 +219,54 @@ func (f *Fetched) WriteJSON(out *bufio.Writer, req Request, ferr error, took tim
 	return derr, werr
 }
 
+// writeFormat is WriteText with a format string: each record a consumer
+// keeps through it, nothing else.
+func (f *Fetched) writeFormat(out *bufio.Writer, ferr error, iso Isolation, o Out) error {
+	if ferr != nil {
+		return nil
+	}
+	var l []byte
+	err := frameRecords(f, iso, func(b *format.Batch, r *format.Record, d Drop) error {
+		if o.View.Full() {
+			return errFull
+		}
+		if o.take(b, r, d) {
+			l = o.View.AppendFormat(l[:0])
+			out.Write(l)
+		}
+		return nil
+	})
+	if err == errFull {
+		return nil
+	}
+	return err
+}
+
 // writeKeyValue prints " key: K payload: V" as kafka-dump-log does (Java's
-// UTF-8 decoding; nothing for null).
-func writeKeyValue(out *bufio.Writer, key, value []byte) {
+// UTF-8 decoding; nothing for null); a key or value the view decoded as
+// its JSON, with a "(not decoded: why)" note after one that should have.
+func writeKeyValue(out *bufio.Writer, key, value []byte, v *payload.View) {
+	var dk, dv schema.Value
+	if v.Decodes() {
+		dk, dv = v.Current().Key, v.Current().Value
+	}
 	if key != nil {
 		out.WriteString(" key: ")
-		out.Write(format.AppendJavaUTF8(nil, key))
+		if dk.JSON != nil {
+			out.Write(dk.JSON)
+		} else {
+			out.Write(format.AppendJavaUTF8(nil, key))
+		}
+		out.Write(payload.AppendNote(nil, dk))
 	}
 	if value != nil {
 		out.WriteString(" payload: ")
-		out.Write(format.AppendJavaUTF8(nil, value))
+		if dv.JSON != nil {
+			out.Write(dv.JSON)
+		} else {
+			out.Write(format.AppendJavaUTF8(nil, value))
+		}
+		out.Write(payload.AppendNote(nil, dv))
 	}
 }
 
@@ -183,33 +277,54 @@ type FollowWriter struct {
 	Out  *bufio.Writer
 	JSON bool
 	Opts ndjson.Options
-	l    []byte
+	// View decodes, filters, counts or formats the records (nil: none);
+	// Topic and Partition name the partition for it.
+	View      *payload.View
+	Topic     string
+	Partition int32
+	l         []byte
 }
 
-// Records prints a poll's records.
+// Records prints a poll's records; once the View has taken its count it
+// prints no more (Full).
 func (w *FollowWriter) Records(recs []Record) {
 	for i := range recs {
 		r := &recs[i]
-		if !w.JSON {
-			fmt.Fprintf(w.Out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
-			if w.Opts.Data {
-				writeKeyValue(w.Out, r.Key, r.Value)
-			}
-			w.Out.WriteByte('\n')
-			continue
-		}
 		// The consumer hands over v2 records without their batch: the
 		// record object's fields, with no sequence (-1).
 		fr := format.Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: r.Headers,
 			KeySize: kafkaSize(r.Key), ValueSize: kafkaSize(r.Value), Sequence: -1}
-		w.l, _ = ndjson.RecordFields(ndjson.Begin(w.l[:0], "record"), &format.Batch{Magic: format.MagicV2}, &fr, &w.Opts)
-		w.l = append(ndjson.End(w.l), '\n')
-		w.Out.Write(w.l)
+		if !w.View.Take(w.Topic, w.Partition, nil, &fr) {
+			continue
+		}
+		switch {
+		case w.View != nil && w.View.Format != nil:
+			w.l = w.View.AppendFormat(w.l[:0])
+			w.Out.Write(w.l)
+		case !w.JSON:
+			fmt.Fprintf(w.Out, "| offset: %d timestamp: %d", r.Offset, r.Timestamp)
+			if w.Opts.Data {
+				writeKeyValue(w.Out, r.Key, r.Value, w.View)
+			}
+			w.Out.WriteByte('\n')
+		default:
+			w.l, _ = ndjson.RecordFields(ndjson.Begin(w.l[:0], "record"), &format.Batch{Magic: format.MagicV2}, &fr, &w.Opts)
+			if w.View.Decodes() {
+				c := w.View.Current()
+				w.l = ndjson.DecodedKeyValue(w.l, c.Key, c.Value)
+			}
+			w.l = append(ndjson.End(w.l), '\n')
+			w.Out.Write(w.l)
+		}
 	}
 }
 
-// Position prints the consumer's position, high watermark and lag.
+// Position prints the consumer's position, high watermark and lag (not
+// with a format string, whose output is the records').
 func (w *FollowWriter) Position(c *Consumer) {
+	if w.View != nil && w.View.Format != nil {
+		return
+	}
 	if !w.JSON {
 		fmt.Fprintf(w.Out, "position: %d highWatermark: %d lag: %d\n", c.Position(), c.HighWatermark(), c.Lag())
 		return

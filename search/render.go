@@ -137,40 +137,8 @@ func (w *Writer) json(b []byte, m *Match) []byte {
 	b = ndjson.Int(b, "partition", int64(m.Partition))
 	b = ndjson.Str(b, "path", m.Segment)
 	b = ndjson.Int(b, "position", m.Batch.Pos)
-	b = decodedFields(b, "key", "decodedKey", m.Key)
-	b = decodedFields(b, "value", "decodedValue", m.Value)
+	b = ndjson.DecodedKeyValue(b, m.Key, m.Value)
 	return append(ndjson.End(b), '\n')
-}
-
-// decodedFields writes what a key or value format found (nothing when
-// none was asked): <name>Format, the decoded JSON as decodedName, the
-// schema as <name>Schema, and <name>Error or <name>Note.
-func decodedFields(b []byte, name, decodedName string, v schema.Value) []byte {
-	if v.Null || v.Format == schema.FormatBytes && v.Schema == nil && v.Err == nil && v.Note == "" {
-		return b
-	}
-	b = ndjson.Str(b, name+"Format", v.Format.String())
-	if v.JSON != nil {
-		b = append(ndjson.Field(b, decodedName), v.JSON...)
-	}
-	if sc := v.Schema; sc != nil {
-		b = append(ndjson.Field(b, name+"Schema"), '{')
-		b = strconv.AppendInt(append(b, `"id":`...), int64(sc.ID), 10)
-		b = ndjson.Str(b, "subject", sc.Subject)
-		b = ndjson.Int(b, "version", int64(sc.Version))
-		b = ndjson.Str(b, "type", string(sc.Type))
-		if v.Message != "" {
-			b = ndjson.Str(b, "message", v.Message)
-		}
-		b = append(b, '}')
-	}
-	if v.Err != nil {
-		b = ndjson.Str(b, name+"Error", v.Err.Error())
-	}
-	if v.Note != "" {
-		b = ndjson.Str(b, name+"Note", v.Note)
-	}
-	return b
 }
 
 // appendText writes bytes for the text line in encoding e: as they are

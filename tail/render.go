@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/payload"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -35,15 +37,38 @@ func partitionLabel(ev *Event) string { return filepath.Base(ev.Dir) }
 type tailText struct {
 	w    *bufio.Writer
 	data bool
+	view *payload.View
 	line []byte
 	rr   format.RecordReader
 	rec  format.Record
+	// topic and part are the partition of the batch being printed.
+	topic string
+	part  int32
 }
 
 // NewText is the text renderer: one line per event, prefixed with the
 // partition; batches as kafka-dump-log prints them, with their records
 // when data is set.
 func NewText(w *bufio.Writer, data bool) Renderer { return &tailText{w: w, data: data} }
+
+// ErrCount ends a tail whose View has taken its count of records (-c):
+// the renderer returns it after the last record, and the tail ends
+// cleanly.
+var ErrCount = errors.New("tail: record count reached")
+
+// NewTextView is NewText with the records through v (package payload):
+// decoded, filtered by --where, counted; with a format string only the
+// records are printed, each through it, as kcat prints what it consumes.
+// Records are printed (data) whenever v is active.
+func NewTextView(w *bufio.Writer, data bool, v *payload.View) Renderer {
+	if !v.Active() {
+		return NewText(w, data)
+	}
+	if v.Format != nil {
+		return &tailFormat{w: w, view: v}
+	}
+	return &tailText{w: w, data: true, view: v}
+}
 
 func (t *tailText) Tick(time.Time) error { return nil }
 func (t *tailText) Close() error         { return nil }
@@ -59,8 +84,13 @@ func (t *tailText) Event(ev Event) error {
 		l = dump.AppendBatchLine(l, ev.Batch)
 		l = l[:len(l)-1] // the newline comes below
 		if t.data {
+			t.topic, t.part = ev.Topic, ev.Partition
 			var err error
 			if l, err = t.records(l, prefix, ev.Batch); err != nil {
+				t.line = append(l, '\n')
+				if _, werr := t.w.Write(t.line); werr != nil {
+					return werr
+				}
 				return err
 			}
 		}
@@ -209,13 +239,92 @@ func (t *tailText) records(l []byte, prefix string, b *format.Batch) ([]byte, er
 			return append(l, "records: "+err.Error()...), nil
 		}
 		var rerr error
-		l, rerr = dump.AppendRecordLine(l, b, &t.rec, true)
+		if t.view != nil {
+			if !t.view.Take(t.topic, t.part, b, &t.rec) {
+				l = l[:len(l)-1-len(prefix)]
+				if t.view.Full() {
+					return l, ErrCount
+				}
+				continue
+			}
+			l, rerr = dump.AppendRecordLine(l, b, &t.rec, !t.view.Decodes())
+			if rerr == nil && t.view.Decodes() && !b.IsControl() {
+				l = appendDecoded(l[:len(l)-1], &t.rec, t.view.Current())
+				l = append(l, '\n')
+			}
+		} else {
+			l, rerr = dump.AppendRecordLine(l, b, &t.rec, true)
+		}
 		if rerr != nil {
 			l = append(l, " (undecodable control record: "+rerr.Error()+")"...)
 		} else {
 			l = l[:len(l)-1]
 		}
+		if t.view.Full() {
+			return l, ErrCount
+		}
 	}
+}
+
+// appendDecoded appends " key: K payload: V" with the decoded JSON in place
+// of a key or value that decoded, and a "(not decoded: why)" note after one
+// that should have.
+func appendDecoded(l []byte, r *format.Record, c *payload.Rec) []byte {
+	if r.Key != nil {
+		l = append(l, " key: "...)
+		if c.Key.JSON != nil {
+			l = append(l, c.Key.JSON...)
+		} else {
+			l = format.AppendJavaUTF8(l, r.Key)
+		}
+		l = payload.AppendNote(l, c.Key)
+	}
+	if r.Value != nil {
+		l = append(l, " payload: "...)
+		if c.Value.JSON != nil {
+			l = append(l, c.Value.JSON...)
+		} else {
+			l = format.AppendJavaUTF8(l, r.Value)
+		}
+		l = payload.AppendNote(l, c.Value)
+	}
+	return l
+}
+
+// tailFormat prints each new record through the View's format string and
+// nothing else.
+type tailFormat struct {
+	w    *bufio.Writer
+	view *payload.View
+	line []byte
+	rr   format.RecordReader
+}
+
+func (t *tailFormat) Tick(time.Time) error { return nil }
+func (t *tailFormat) Close() error         { return nil }
+func (t *tailFormat) Redraws() bool        { return false }
+
+func (t *tailFormat) Event(ev Event) error {
+	if ev.Type != TypeBatch || ev.Batch == nil {
+		return nil
+	}
+	for r, err := range t.rr.Records(ev.Batch) {
+		if err != nil {
+			// The record lines cannot be read: said as the text does.
+			_, werr := fmt.Fprintf(t.w, "%s: records: %v\n", partitionLabel(&ev), err)
+			return werr
+		}
+		if t.view.Take(ev.Topic, ev.Partition, ev.Batch, r) {
+			t.line = t.view.AppendFormat(t.line[:0])
+			if _, err := t.w.Write(t.line); err != nil {
+				return err
+			}
+		}
+		if t.view.Full() {
+			return ErrCount
+		}
+	}
+	return nil
 }
 
 func appendChange(l []byte, c *Change) []byte {
@@ -265,7 +374,16 @@ type tailJSON struct {
 	enc  *json.Encoder
 	w    *ndjson.Writer
 	data bool
+	view *payload.View
 	rr   format.RecordReader
+}
+
+// NewJSONView is NewJSON with the records through v (decoded, filtered,
+// counted); records are printed whenever v is active.
+func NewJSONView(w *bufio.Writer, data bool, opts ndjson.Options, v *payload.View) Renderer {
+	r := NewJSON(w, data || v.Active(), opts).(*tailJSON)
+	r.view = v
+	return r
 }
 
 // NewJSON is the JSON renderer: one event object per line, with ndjson's
@@ -295,12 +413,35 @@ func (t *tailJSON) Event(ev Event) error {
 		l = ndjson.Str(l, "topic", ev.Topic)
 		return ndjson.Int(l, "partition", int64(ev.Partition))
 	}
+	withDecoded := func(l []byte) []byte {
+		l = more(l)
+		if c := t.view.Current(); !ev.Batch.IsControl() {
+			l = ndjson.DecodedKeyValue(l, c.Key, c.Value)
+		}
+		return l
+	}
 	var err error
 	for r, rerr := range t.rr.Records(ev.Batch) {
 		if err = rerr; err != nil {
 			break
 		}
-		t.w.Record(ev.Batch, r, more)
+		if t.view == nil {
+			t.w.Record(ev.Batch, r, more)
+			continue
+		}
+		if t.view.Take(ev.Topic, ev.Partition, ev.Batch, r) {
+			if t.view.Decodes() {
+				t.w.Record(ev.Batch, r, withDecoded)
+			} else {
+				t.w.Record(ev.Batch, r, more)
+			}
+		}
+		if t.view.Full() {
+			if werr := t.w.Err(); werr != nil {
+				return werr
+			}
+			return ErrCount
+		}
 	}
 	if err != nil {
 		p := verify.ProblemAt(err, verify.StageRecords, ev.Batch.Pos, ev.Batch.BaseOffset)

@@ -13,6 +13,7 @@ import (
 	"github.com/klog-dev/klog/extdecode"
 	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/payload"
 	"github.com/urfave/cli/v2"
 )
 
@@ -22,7 +23,7 @@ var (
 	deepFlag        = &cli.BoolFlag{Name: "deep-iteration", Usage: "print every record of every batch"}
 	skipMetaFlag    = &cli.BoolFlag{Name: "skip-record-metadata", Usage: "omit per-record metadata in deep iteration"}
 	maxBytesFlag    = &cli.Int64Flag{Name: "max-bytes", Value: 2147483647, Usage: "read only the first N bytes of each .log/.checkpoint (whole batches only)"}
-	jsonFlag        = &cli.BoolFlag{Name: "json", Usage: "write NDJSON, one object per line, instead of kafka-dump-log's text"}
+	jsonFlag        = &cli.BoolFlag{Name: "json", Aliases: []string{"J"}, Usage: "write NDJSON, one object per line, instead of kafka-dump-log's text"}
 	keyEncFlag      = &cli.StringFlag{Name: "key-encoding", Value: "text", Usage: "text (Kafka's), hex, base64 or redacted (size and hash only)"}
 	valueEncFlag    = &cli.StringFlag{Name: "value-encoding", Value: "text", Usage: "text (Kafka's), hex, base64 or redacted (size and hash only)"}
 	fromOffsetFlag  = &cli.StringFlag{Name: "from-offset", Usage: "only records at or after this offset (seeks through the .index): N, -N (the last N), earliest or latest"}
@@ -70,10 +71,11 @@ Kafka file, or does not exist, is reported and makes the exit status 2; in
 a directory such files are listed ("Ignoring unknown file") and skipped.
 Exit status: 0 clean; 1 an invalid batch, invalid trailing bytes or an
 undecodable record was met; 2 usage or I/O trouble.`,
-	Flags: []cli.Flag{noProgressFlag, dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
+	Flags: append([]cli.Flag{noProgressFlag, dumpFilesFlag, printDataFlag, deepFlag, skipMetaFlag, maxBytesFlag, verifyIdxFlag, sanityFlag, maxMsgFlag,
 		jsonFlag, maxBatchFlag, offsetsDecoderFlag, txnLogDecoderFlag, clusterMetadataFlag, remoteLogFlag, shareStateFlag,
 		keyDecoderClassFlag, valueDecoderClassFlag, valueDecoderCmdFlag, valueDecoderTimeoutFlag, keyEncFlag, valueEncFlag,
-		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag, dumpVersionFlag},
+		fromOffsetFlag, toOffsetFlag, fromTSFlag, toTSFlag, pidFilterFlag, controlOnlyFlag, noControlFlag, groupFlag, dumpVersionFlag},
+		recordPayloadFlags...),
 	Action: runDump,
 }
 
@@ -144,11 +146,17 @@ func runDump(c *cli.Context) error {
 	if opts.Filter, err = dumpFilter(c, files); err != nil {
 		return err
 	}
+	if opts.View, err = dumpView(c, files); err != nil {
+		return err
+	}
 	stop, err := dumpDecoders(c, &opts)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	if opts.View.Decodes() && (opts.Decoder != internaltopic.None || opts.KeyDecoderClass != nil || opts.ValueDecoderClass != nil || opts.ValueDecoder != nil) {
+		return usageError("dump: --key-format/--value-format and kafka-dump-log's decoders (--offsets-decoder, --*-decoder-class, --value-decoder-cmd) exclude each other")
+	}
 	if c.IsSet(maxBytesFlag.Name) {
 		opts.MaxBytes = c.Int64(maxBytesFlag.Name)
 		if opts.MaxBytes < 0 {
@@ -174,10 +182,21 @@ func runDump(c *cli.Context) error {
 	opts.OnBytes = bar.addFunc()
 	res, err := dump.RunContext(c.Context, files, opts, c.App.Writer, c.App.ErrWriter)
 	bar.finish()
+	whereFailed(c, opts.View)
 	if serr := stop(); err == nil && serr != nil {
 		err = &dump.ValueDecoderError{Offset: -1, Err: serr}
 	}
 	return dumpExit(c, opts, res, err)
+}
+
+// dumpView reads the payload flags; schemas are looked for in the log dir
+// of the first file's partition.
+func dumpView(c *cli.Context, files []string) (*payload.View, error) {
+	dir := files[0]
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	return payloadView(c, []string{dir}, c.Bool(jsonFlag.Name))
 }
 
 // kafkaVersion is the Kafka release whose kafka-dump-log output klog
@@ -330,9 +349,15 @@ func dumpOffset(c *cli.Context, flag *cli.StringFlag, files []string) (int64, er
 			return 0, usageError("dump: --%s %s needs the files of one partition directory", flag.Name, o)
 		}
 	}
-	off, err := o.resolveIn(dir)
-	if err != nil {
+	off, err := o.resolveIn(dir, c.String(groupFlag.Name))
+	switch {
+	case errors.Is(err, errStoredNeedsGroup):
+		return 0, usageError("dump: --%s: %v", flag.Name, err)
+	case err != nil:
 		return 0, troubleError("dump: --%s %s: %w", flag.Name, o, err)
+	case o.kind == offsetTimeEnd && flag == toOffsetFlag:
+		// e@T ends before the first record at T; --to-offset is inclusive.
+		off--
 	}
 	return off, nil
 }

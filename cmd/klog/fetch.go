@@ -13,13 +13,14 @@ import (
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/payload"
 	"github.com/klog-dev/klog/produce"
 	"github.com/urfave/cli/v2"
 )
 
 var (
 	fetchLogFlag      = &cli.StringFlag{Name: "log", Usage: "the partition directory, as the DIR argument gives it"}
-	fetchOffsetFlag   = &cli.StringFlag{Name: "offset", Usage: "fetch offset: N, -N (the last N before the high watermark), earliest or latest (default: the log start, or the group's committed offset)"}
+	fetchOffsetFlag   = &cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Usage: "fetch offset: N, -N (the last N before the high watermark), earliest or latest (kcat's beginning, end), stored (--group's commit), s@T or @T (the first offset at time T) (default: the log start, or the group's committed offset)"}
 	fetchMaxFlag      = &cli.IntFlag{Name: "max-bytes", Value: fetch.DefaultMaxBytes, Usage: "response max bytes (fetch.max.bytes)"}
 	fetchPartMaxFlag  = &cli.IntFlag{Name: "partition-max-bytes", Value: fetch.DefaultPartitionMaxBytes, Usage: "partition max bytes (max.partition.fetch.bytes)"}
 	fetchIsoFlag      = &cli.StringFlag{Name: "isolation", Value: "read_uncommitted", Usage: "read_uncommitted or read_committed"}
@@ -28,9 +29,9 @@ var (
 	fetchMinBytesFlag = &cli.IntFlag{Name: "min-bytes", Value: 1, Usage: "long poll until this many bytes are available"}
 	fetchMaxWaitFlag  = &cli.DurationFlag{Name: "max-wait", Value: 0, Usage: "long poll for at most this long (fetch.max.wait.ms)"}
 	fetchMinOneFlag   = &cli.BoolFlag{Name: "min-one-message", Value: true, Usage: "KIP-74: return the first batch whole even past max bytes (false: the old stall)"}
-	fetchJSONFlag     = &cli.BoolFlag{Name: "json", Usage: "one JSON object per fetch, shaped like a broker request-log line"}
+	fetchJSONFlag     = &cli.BoolFlag{Name: "json", Aliases: []string{"J"}, Usage: "one JSON object per fetch, shaped like a broker request-log line"}
 	fetchFollowFlag   = &cli.BoolFlag{Name: "follow", Usage: "run a consumer: poll to the high watermark, commit, keep long-polling"}
-	fetchGroupFlag    = &cli.StringFlag{Name: "group", Usage: "consumer group whose committed offset --follow resumes from and commits to (__consumer_offsets in the log dir, as klog serve --writable keeps them)"}
+	fetchGroupFlag    = &cli.StringFlag{Name: "group", Aliases: []string{"G"}, Usage: "consumer group whose committed offset --follow resumes from and commits to (__consumer_offsets in the log dir, as klog serve --writable keeps them)"}
 	fetchStateFlag    = &cli.StringFlag{Name: "state", Usage: "with --group, keep the group's offsets in this directory's __consumer_offsets instead of the log dir's (a read-only klog serve's --state)"}
 	fetchTimeoutFlag  = &cli.DurationFlag{Name: "timeout", Usage: "with --follow, stop after this long (default: until interrupted)"}
 	fetchDataFlag     = &cli.BoolFlag{Name: "print-data-log", Value: true, Usage: "print keys and values"}
@@ -57,9 +58,10 @@ names a read-only serve's state directory). --offset N overrides the committed o
 --reset earliest|latest|none (auto.offset.reset) says where to start without
 one and where to go when the position is out of range (retention deleted
 it); --json prints one object per record and per poll.`,
-	Flags: []cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
+	Flags: append([]cli.Flag{fetchLogFlag, fetchOffsetFlag, fetchMaxFlag, fetchPartMaxFlag, fetchIsoFlag, fetchReplicaFlag,
 		fetchHWFlag, fetchMinBytesFlag, fetchMaxWaitFlag, fetchMinOneFlag, fetchJSONFlag, fetchFollowFlag, fetchGroupFlag,
 		fetchStateFlag, fetchTimeoutFlag, fetchDataFlag, keyEncFlag, valueEncFlag, fetchResetFlag, fetchConsumerFlag},
+		recordPayloadFlags...),
 	Action: runFetch,
 }
 
@@ -83,18 +85,29 @@ func runFetch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	view, err := payloadView(c, []string{dir}, c.Bool(fetchJSONFlag.Name))
+	if err != nil {
+		return err
+	}
+	defer whereFailed(c, view)
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	switch {
 	case c.Bool(fetchFollowFlag.Name):
-		return follow(c, dir, iso, offset, out)
+		return follow(c, dir, iso, offset, view, out)
 	case c.Bool(fetchConsumerFlag.Name):
-		return consumerPoll(c, dir, iso, offset, recOpts, out)
+		return consumerPoll(c, dir, iso, offset, recOpts, view, out)
 	}
+	return oneFetch(c, dir, iso, offset, recOpts, view, out)
+}
+
+// oneFetch serves one fetch and prints the response.
+func oneFetch(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, recOpts ndjson.Options, view *payload.View, out *bufio.Writer) error {
 	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
 	if err != nil {
 		return fail("fetch", err)
 	}
+	fo := fetch.Out{Data: c.Bool(fetchDataFlag.Name), View: view, Topic: l.Topic(), Partition: l.Partition()}
 	if _, ok := l.CheckpointHighWatermark(); !ok && c.Int64(fetchHWFlag.Name) < 0 && !c.Bool(fetchReplicaFlag.Name) {
 		fmt.Fprintf(c.App.ErrWriter, "klog: fetch: no high watermark for %s in replication-offset-checkpoint; using the log end offset %d\n", dir, l.LogEndOffset())
 	}
@@ -107,7 +120,7 @@ func runFetch(c *cli.Context) error {
 		NoMinOneMessage: !c.Bool(fetchMinOneFlag.Name),
 	}
 	if offset != nil {
-		if req.FetchOffset, err = resolveFetchOffset(l, *offset, req.Replica, iso); err != nil {
+		if req.FetchOffset, err = resolveFetchOffset(l, *offset, req.Replica, iso, c.String(fetchGroupFlag.Name)); err != nil {
 			return fail("fetch", err)
 		}
 	}
@@ -124,11 +137,11 @@ func runFetch(c *cli.Context) error {
 	var derr error // a batch or record of the response that cannot be read
 	if c.Bool(fetchJSONFlag.Name) {
 		var werr error
-		if derr, werr = f.WriteJSON(out, req, err, took, recOpts); werr != nil {
+		if derr, werr = f.WriteJSON(out, req, err, took, recOpts, fo); werr != nil {
 			return troubleError("fetch: %w", werr)
 		}
 	} else {
-		derr = f.WriteText(out, err, iso, c.Bool(fetchDataFlag.Name))
+		derr = f.WriteText(out, err, iso, fo)
 	}
 	if oor != nil {
 		out.Flush()
@@ -150,8 +163,13 @@ func fetchOffsetArg(c *cli.Context) (*offsetSpec, error) {
 		return nil, nil
 	}
 	o, err := parseOffset(c.String(fetchOffsetFlag.Name))
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, usageError("fetch: --offset: %v", err)
+	case o.kind == offsetTimeEnd:
+		return nil, usageError("fetch: --offset: e@T ends a range; a fetch starts at an offset (s@T, @T)")
+	case o.kind == offsetStored && c.String(fetchGroupFlag.Name) == "":
+		return nil, usageError("fetch: --offset: %v", errStoredNeedsGroup)
 	}
 	return &o, nil
 }
@@ -174,7 +192,7 @@ func openFetchLog(dir string, hw int64) (*partition.Log, error) {
 // --high-watermark flag, else the checkpoint's, else the log end offset),
 // the last stable offset for read_committed, the log end offset for a
 // replica; -N is N offsets before latest.
-func resolveFetchOffset(l *partition.Log, o offsetSpec, replica bool, iso fetch.Isolation) (int64, error) {
+func resolveFetchOffset(l *partition.Log, o offsetSpec, replica bool, iso fetch.Isolation, group string) (int64, error) {
 	off, err := l.Offsets()
 	if err != nil {
 		return 0, err
@@ -186,18 +204,18 @@ func resolveFetchOffset(l *partition.Log, o offsetSpec, replica bool, iso fetch.
 	case iso == fetch.ReadCommitted:
 		end = off.LastStableOffset
 	}
-	return o.resolve(off.LogStartOffset, end), nil
+	return o.resolveLog(l, off.LogStartOffset, end, group)
 }
 
 // consumerPoll is --consumer: one poll of a consumer from the fetch offset
 // (the log start without --offset), printed as --follow prints a poll: the
 // records the application gets, then the position.
-func consumerPoll(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, recOpts ndjson.Options, out *bufio.Writer) error {
+func consumerPoll(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, recOpts ndjson.Options, view *payload.View, out *bufio.Writer) error {
 	switch {
 	case c.Bool(fetchReplicaFlag.Name):
 		return usageError("fetch: --consumer reads as a consumer, not as a replica (--replica)")
-	case c.IsSet(fetchGroupFlag.Name):
-		return usageError("fetch: --consumer is one poll from --offset; a group's consumer is --follow --group")
+	case c.IsSet(fetchGroupFlag.Name) && (offset == nil || offset.kind != offsetStored):
+		return usageError("fetch: --consumer is one poll from --offset (stored: the group's commit); a group's consumer is --follow --group")
 	}
 	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
 	if err != nil {
@@ -205,7 +223,7 @@ func consumerPoll(c *cli.Context, dir string, iso fetch.Isolation, offset *offse
 	}
 	start := l.LogStartOffset()
 	if offset != nil {
-		if start, err = resolveFetchOffset(l, *offset, false, iso); err != nil {
+		if start, err = resolveFetchOffset(l, *offset, false, iso, c.String(fetchGroupFlag.Name)); err != nil {
 			return fail("fetch", err)
 		}
 	}
@@ -218,7 +236,7 @@ func consumerPoll(c *cli.Context, dir string, iso fetch.Isolation, offset *offse
 	}
 	defer cons.Close()
 	recs, f, err := cons.Poll(c.Context)
-	fw := &fetch.FollowWriter{Out: out, JSON: c.Bool(fetchJSONFlag.Name), Opts: recOpts}
+	fw := &fetch.FollowWriter{Out: out, JSON: c.Bool(fetchJSONFlag.Name), Opts: recOpts, View: view, Topic: l.Topic(), Partition: l.Partition()}
 	fw.Records(recs)
 	if err != nil {
 		out.Flush()
@@ -229,15 +247,15 @@ func consumerPoll(c *cli.Context, dir string, iso fetch.Isolation, offset *offse
 }
 
 // follow runs a consumer until the context ends: poll, print, commit.
-func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, out *bufio.Writer) error {
+func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec, view *payload.View, out *bufio.Writer) error {
 	signalEndsFollow(c)
 	l, err := openFetchLog(dir, c.Int64(fetchHWFlag.Name))
 	if err != nil {
 		return fail("fetch", err)
 	}
 	var start *int64
-	if offset != nil {
-		off, err := resolveFetchOffset(l, *offset, false, iso)
+	if offset != nil && offset.kind != offsetStored { // stored: the group's commit, the consumer's own start
+		off, err := resolveFetchOffset(l, *offset, false, iso, c.String(fetchGroupFlag.Name))
 		if err != nil {
 			return fail("fetch", err)
 		}
@@ -280,8 +298,8 @@ func follow(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpec,
 	if err != nil {
 		return err
 	}
-	fw := &fetch.FollowWriter{Out: out, JSON: c.Bool(fetchJSONFlag.Name), Opts: recOpts}
-	for ctx.Err() == nil {
+	fw := &fetch.FollowWriter{Out: out, JSON: c.Bool(fetchJSONFlag.Name), Opts: recOpts, View: view, Topic: l.Topic(), Partition: l.Partition()}
+	for ctx.Err() == nil && !view.Full() {
 		recs, f, err := cons.Poll(ctx)
 		fw.Records(recs)
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {

@@ -2,12 +2,16 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/produce"
 )
 
 // One input language for offsets, times and isolation levels, shared by
@@ -81,8 +85,8 @@ func parseAgo(s string) (time.Duration, error) {
 }
 
 // offsetKeywords are the named offsets an --offset flag accepts: klog's and
-// kcat's (-o beginning, end).
-var offsetKeywords = []string{"earliest", "latest", "beginning", "end"}
+// kcat's (-o beginning, end, stored).
+var offsetKeywords = []string{"earliest", "latest", "beginning", "end", "stored"}
 
 // offsetSpec is an --offset value: an absolute offset, the last N records,
 // or earliest/latest (the log start and end offsets).
@@ -98,6 +102,13 @@ const (
 	offsetLast                // -N: the last N records
 	offsetEarliest
 	offsetLatest
+	// offsetTime is kcat's s@T and rpk's @T: the offset the broker's
+	// lookup by timestamp gives for T (n); offsetTimeEnd is kcat's e@T,
+	// the same lookup for the end of a range.
+	offsetTime
+	offsetTimeEnd
+	// offsetStored is kcat's stored: the group's committed offset.
+	offsetStored
 )
 
 // parseOffset reads N, -N, earliest or latest.
@@ -107,10 +118,18 @@ func parseOffset(s string) (offsetSpec, error) {
 		return offsetSpec{kind: offsetEarliest}, nil
 	case "latest", "end":
 		return offsetSpec{kind: offsetLatest}, nil
+	case "stored":
+		return offsetSpec{kind: offsetStored}, nil
+	}
+	if ts, ok, err := atTime(s, "s@", "@"); ok {
+		return offsetSpec{kind: offsetTime, n: ts}, err
+	}
+	if ts, ok, err := atTime(s, "e@"); ok {
+		return offsetSpec{kind: offsetTimeEnd, n: ts}, err
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		msg := "want an offset, -N (the last N records), earliest or latest (kcat's beginning, end), got " + strconv.Quote(s)
+		msg := "want an offset, -N (the last N records), earliest or latest (kcat's beginning, end), stored (the group's commit), s@T or @T (the first offset at time T), got " + strconv.Quote(s)
 		if m := suggest(s, offsetKeywords); m != "" && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0 {
 			msg += " (did you mean " + m + "?)"
 		}
@@ -144,8 +163,9 @@ func (o offsetSpec) resolve(start, end int64) int64 {
 }
 
 // resolveIn resolves the spec against the partition directory dir, from
-// its log start offset to its log end offset.
-func (o offsetSpec) resolveIn(dir string) (int64, error) {
+// its log start offset to its log end offset; group is the group whose
+// commit "stored" reads.
+func (o offsetSpec) resolveIn(dir, group string) (int64, error) {
 	l, err := partition.OpenLog(dir, partition.LogOptions{})
 	if err != nil {
 		return 0, err
@@ -154,8 +174,45 @@ func (o offsetSpec) resolveIn(dir string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return o.resolve(off.LogStartOffset, off.LogEndOffset), nil
+	return o.resolveLog(l, off.LogStartOffset, off.LogEndOffset, group)
 }
+
+// resolveLog resolves the spec against l read from start to end (the end
+// the command reads up to): a time through the broker's lookup by
+// timestamp (ListOffsets; no record at or after T gives end, where kcat's
+// consumer then waits), "stored" through the group's commit in the log
+// dir's __consumer_offsets (the store klog serve and fetch --follow
+// --group commit to).
+func (o offsetSpec) resolveLog(l *partition.Log, start, end int64, group string) (int64, error) {
+	switch o.kind {
+	case offsetTime, offsetTimeEnd:
+		to, err := l.FetchOffsetByTimestamp(o.n)
+		if err != nil {
+			return 0, err
+		}
+		if !to.Found {
+			return end, nil
+		}
+		return max(to.Offset, start), nil
+	case offsetStored:
+		if group == "" {
+			return 0, errStoredNeedsGroup
+		}
+		st := offsetstore.Open(filepath.Dir(filepath.Clean(l.Dir())), produce.Options{})
+		off, ok, err := st.CommittedOffset(group, l.Topic(), l.Partition())
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return 0, fmt.Errorf("stored: group %q has no committed offset for %s-%d", group, l.Topic(), l.Partition())
+		}
+		return off, nil
+	}
+	return o.resolve(start, end), nil
+}
+
+// errStoredNeedsGroup: kcat's -o stored reads the group given with -G.
+var errStoredNeedsGroup = errors.New("stored is the committed offset of a group: give --group G (-G)")
 
 func (o offsetSpec) String() string {
 	switch o.kind {
@@ -165,6 +222,12 @@ func (o offsetSpec) String() string {
 		return "latest"
 	case offsetLast:
 		return "-" + strconv.FormatInt(o.n, 10)
+	case offsetTime:
+		return "s@" + strconv.FormatInt(o.n, 10)
+	case offsetTimeEnd:
+		return "e@" + strconv.FormatInt(o.n, 10)
+	case offsetStored:
+		return "stored"
 	}
 	return strconv.FormatInt(o.n, 10)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/klog-dev/klog/filter"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/payload"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/recordfmt"
 	"github.com/klog-dev/klog/schema"
@@ -29,6 +30,56 @@ var (
 
 // payloadFlags are the flags every record-printing command shares.
 var payloadFlags = []cli.Flag{keyFormatFlag, valueFormatFlag, schemasFlag, whereFlag, kcatFormatFlag, nullStringFlag, countFlag}
+
+// rpkFormatFlag is rpk's --format for the commands whose own output has no
+// --format (dump, fetch, tail); find's --format takes it beside its table
+// forms.
+var rpkFormatFlag = &cli.StringFlag{Name: "format", Usage: "print each record through rpk's --format `FMT` (%t %p %o %k %v %h{...} %d{...} ...; README \"Format strings\")"}
+
+// recordPayloadFlags are the payload flags of dump, fetch and tail.
+var recordPayloadFlags = append(append([]cli.Flag(nil), payloadFlags...), rpkFormatFlag)
+
+// groupFlag names the group whose commit an offset of "stored" reads
+// (dump, tail; fetch has its own --group).
+var groupFlag = &cli.StringFlag{Name: "group", Aliases: []string{"G"}, Usage: "the consumer group whose committed offset an offset of `stored` is (kcat's -G; __consumer_offsets in the log dir)"}
+
+// payloadView reads the payload flags of dump, fetch and tail into a View
+// (nil when none is given); json says the command prints JSON, which a
+// format string replaces, so both may not be given.
+func payloadView(c *cli.Context, dirs []string, json bool) (*payload.View, error) {
+	name := c.Command.Name
+	if f := c.String(rpkFormatFlag.Name); c.IsSet(rpkFormatFlag.Name) && !strings.Contains(f, "%") {
+		return nil, usageError("%s: --format takes rpk's format string (with a %%, such as '%%k %%v\\n'), got %q", name, f)
+	}
+	po, err := readPayloadOptions(c, dirs)
+	if err != nil {
+		return nil, err
+	}
+	v := &payload.View{Decoder: po.decoder, KeyFormat: po.keyFormat, ValueFormat: po.valueFormat,
+		Format: po.format, Limit: int64(c.Int(countFlag.Name))}
+	if c.IsSet(whereFlag.Name) {
+		if v.Where, err = parseWhere(c); err != nil {
+			return nil, err
+		}
+	}
+	if !v.Active() {
+		return nil, nil
+	}
+	if v.Format != nil && json {
+		return nil, usageError("%s: a format string (-f, --format) and --json exclude each other", name)
+	}
+	return v, nil
+}
+
+// whereFailed says, once, that --where failed on some records.
+func whereFailed(c *cli.Context, v *payload.View) {
+	if v == nil || v.Where == nil {
+		return
+	}
+	if err := v.Where.Err(); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "klog: %s: %v (such records did not match)\n", c.Command.Name, err)
+	}
+}
 
 // payloadOptions is what the payload flags ask for.
 type payloadOptions struct {

@@ -10,15 +10,17 @@ import (
 	"os"
 	"time"
 
+	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/payload"
 	"github.com/klog-dev/klog/tail"
 	"github.com/urfave/cli/v2"
 )
 
 var (
-	tailJSONFlag    = &cli.BoolFlag{Name: "json", Usage: "one JSON object per event per line (type, topic, partition, logEndOffset, highWatermark, time, ...)"}
+	tailJSONFlag    = &cli.BoolFlag{Name: "json", Aliases: []string{"J"}, Usage: "one JSON object per event per line (type, topic, partition, logEndOffset, highWatermark, time, ...)"}
 	tailTableFlag   = &cli.BoolFlag{Name: "table", Usage: "a live table, one row per partition: LEO, HW, LEO−HW, last batch, batches/s"}
 	tailBeginFlag   = &cli.BoolFlag{Name: "from-beginning", Usage: "report the batches already there first, as --from earliest"}
-	tailFromFlag    = &cli.StringFlag{Name: "from", Usage: "where to start: latest (the end; the default), earliest, N (the batches holding offsets from N) or -N (the batches holding the last N offsets), reported before new ones"}
+	tailFromFlag    = &cli.StringFlag{Name: "from", Aliases: []string{"o"}, Usage: "where to start: latest (the end; the default), earliest, N (the batches holding offsets from N) or -N (the batches holding the last N offsets), reported before new ones; with one partition also s@T or @T (the first offset at time T) and stored (--group's commit)"}
 	tailDataFlag    = &cli.BoolFlag{Name: "print-data-log", Usage: "print every record of each new batch, with keys and values"}
 	tailTimeoutFlag = &cli.DurationFlag{Name: "timeout", Usage: "stop after this long (default: until interrupted)"}
 )
@@ -39,12 +41,14 @@ place on a terminal and printed as snapshots otherwise. Watches directories
 with inotify (one watch per directory; see fs.inotify.max_user_watches) and
 never polls. Exit status 0 on --timeout, 130 on Ctrl-C (143 on SIGTERM), 2 on
 trouble (an unreadable partition is reported and the others followed).`,
-	Flags:  []cli.Flag{tailJSONFlag, tailTableFlag, tailFromFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag, keyEncFlag, valueEncFlag},
+	Flags: append([]cli.Flag{tailJSONFlag, tailTableFlag, tailFromFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag, keyEncFlag, valueEncFlag,
+		groupFlag}, recordPayloadFlags...),
 	Action: runTail,
 }
 
-// tailOptions reads where to start (--from-beginning, --from).
-func tailOptions(c *cli.Context) (tail.Options, error) {
+// tailOptions reads where to start (--from-beginning, --from); a time or
+// stored is resolved against the one partition directory of paths.
+func tailOptions(c *cli.Context, paths []string) (tail.Options, error) {
 	opts := tail.Options{FromBeginning: c.Bool(tailBeginFlag.Name)}
 	if c.IsSet(tailFromFlag.Name) {
 		o, err := parseOffset(c.String(tailFromFlag.Name))
@@ -53,6 +57,12 @@ func tailOptions(c *cli.Context) (tail.Options, error) {
 		}
 		if opts.FromBeginning && o.kind != offsetEarliest {
 			return opts, usageError("tail: --from-beginning and --from %s exclude each other", o)
+		}
+		if o.kind == offsetTime || o.kind == offsetStored {
+			var err error
+			if o, err = tailResolve(c, o, paths); err != nil {
+				return opts, err
+			}
 		}
 		switch o.kind {
 		case offsetEarliest:
@@ -67,19 +77,42 @@ func tailOptions(c *cli.Context) (tail.Options, error) {
 	return opts, nil
 }
 
+// tailResolve turns --from s@T or stored into the offset it names in the
+// one partition directory given.
+func tailResolve(c *cli.Context, o offsetSpec, paths []string) (offsetSpec, error) {
+	if len(paths) != 1 || !partition.IsPartitionDir(paths[0]) {
+		return o, usageError("tail: --from %s is read in one partition directory; %d paths given", o, len(paths))
+	}
+	off, err := o.resolveIn(paths[0], c.String(groupFlag.Name))
+	switch {
+	case errors.Is(err, errStoredNeedsGroup):
+		return o, usageError("tail: --from: %v", err)
+	case err != nil:
+		return o, fail("tail", err)
+	}
+	return offsetSpec{kind: offsetAbsolute, n: off}, nil
+}
+
 // newTailRenderer is the renderer the flags ask for.
-func newTailRenderer(c *cli.Context, out *bufio.Writer) (tail.Renderer, error) {
+func newTailRenderer(c *cli.Context, out *bufio.Writer, paths []string) (tail.Renderer, *payload.View, error) {
+	view, err := payloadView(c, paths, c.Bool(tailJSONFlag.Name))
+	if err != nil {
+		return nil, nil, err
+	}
 	switch {
 	case c.Bool(tailJSONFlag.Name):
 		opts, err := recordOptions(c, true)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return tail.NewJSON(out, c.Bool(tailDataFlag.Name), opts), nil
+		return tail.NewJSONView(out, c.Bool(tailDataFlag.Name), opts, view), view, nil
 	case c.Bool(tailTableFlag.Name):
-		return tail.NewTable(out, isTerminal(c.App.Writer), func() int { return terminalWidth(c.App.Writer) }), nil
+		if view != nil {
+			return nil, nil, usageError("tail: --table shows partitions, not records: the payload flags (-f, --where, -c, --value-format) go without it")
+		}
+		return tail.NewTable(out, isTerminal(c.App.Writer), func() int { return terminalWidth(c.App.Writer) }), nil, nil
 	}
-	return tail.NewText(out, c.Bool(tailDataFlag.Name)), nil
+	return tail.NewTextView(out, c.Bool(tailDataFlag.Name), view), view, nil
 }
 
 // pumpTail renders events until the channel closes (flushing whenever it
@@ -134,7 +167,7 @@ func runTail(c *cli.Context) error {
 		return usageError("tail: --json and --table exclude each other")
 	}
 	signalEndsFollow(c)
-	opts, err := tailOptions(c)
+	opts, err := tailOptions(c, paths)
 	if err != nil {
 		return err
 	}
@@ -152,15 +185,20 @@ func runTail(c *cli.Context) error {
 		defer cancel()
 	}
 	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
-	r, err := newTailRenderer(c, out)
+	r, view, err := newTailRenderer(c, out, paths)
 	if err != nil {
 		return err
 	}
+	defer whereFailed(c, view)
 	events := make(chan tail.Event, 256)
 	done := make(chan error, 1)
 	go func() { done <- tail.Run(ctx, paths, opts, events) }()
 	werr := pumpTail(events, r, out, cancel)
 	err = <-done
+	if werr == tail.ErrCount {
+		// -c N: the count was printed; the cancel that ended Run is ours.
+		werr, err = nil, nil
+	}
 	if werr == nil {
 		werr = r.Close()
 		if ferr := out.Flush(); werr == nil {

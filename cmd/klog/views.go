@@ -384,7 +384,7 @@ func runFind(c *cli.Context) error {
 		}
 		q.Offset = o.n
 		if o.kind != offsetAbsolute {
-			if q.Offset, err = o.resolveIn(args[0]); err != nil {
+			if q.Offset, err = o.resolveIn(args[0], ""); err != nil {
 				return viewError("find", err)
 			}
 		}

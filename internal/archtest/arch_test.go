@@ -43,6 +43,7 @@ var rank = map[string]int{
 	"fetch":         4, // its renderers write ndjson's records
 	"kraft":         4,
 	"search":        4,
+	"payload":       3,
 	"tiered":        4,
 	"offsetstore":   4,
 	"tail":          6, // its renderers write dump's batch lines and tables

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/klog-dev/klog/internal/jsoncontract"
+	"github.com/klog-dev/klog/offsetstore"
+	"github.com/klog-dev/klog/produce"
+)
+
+// confluentDir is a partition of the records confluent-kafka-go's
+// serializers wrote (schema/testdata/confluent, PROVENANCE.md there), with
+// the _schemas partition beside it.
+func confluentDir(t *testing.T, name string) string {
+	t.Helper()
+	d, err := filepath.Abs(filepath.Join("../../schema/testdata/confluent", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// decodedRecords reads the record objects of JSON output (fetch's nested
+// in its "fetch" object) as offset -> the decoded fields, schema-checked.
+func decodedRecords(t *testing.T, out string) map[int64]string {
+	t.Helper()
+	objs, err := jsoncontract.Lines(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]string{}
+	var add func(o map[string]any)
+	add = func(o map[string]any) {
+		switch o["type"] {
+		case "record":
+			var parts []string
+			for _, f := range []string{"keyFormat", "decodedKey", "keyError", "keyNote", "valueFormat", "decodedValue", "valueError", "valueNote"} {
+				if v, ok := o[f]; ok {
+					b, _ := json.Marshal(v)
+					parts = append(parts, f+"="+string(b))
+				}
+			}
+			off, _ := o["offset"].(json.Number).Int64()
+			got[off] = strings.Join(parts, " ")
+		case "fetch":
+			for _, r := range o["response"].(map[string]any)["records"].([]any) {
+				add(r.(map[string]any))
+			}
+		}
+	}
+	for _, o := range objs {
+		add(o)
+	}
+	return got
+}
+
+// TestPayloadFlagsInEveryCommand: dump (text and JSON), fetch (the
+// response, --consumer), tail and find decode the same records to the same
+// values with the schemas of the log dir's _schemas partition, keep the same
+// records for a --where, print the same format string and stop after -c;
+// find's decoding is the one checked against confluent-kafka-go's own
+// deserializers (internal/interop).
+func TestPayloadFlagsInEveryCommand(t *testing.T) {
+	t.Parallel()
+	dir := confluentDir(t, "orders-0")
+	seg := filepath.Join(dir, "00000000000000000000.log")
+	dec := []string{"--key-format", "auto", "--value-format", "auto"}
+	commands := map[string][]string{
+		"dump":           {"dump", seg},
+		"fetch":          {"fetch", dir},
+		"fetch consumer": {"fetch", dir, "--consumer"},
+		"tail":           {"tail", dir, "--from", "earliest", "--timeout", "30s"},
+		"find":           {"find", dir},
+	}
+	run := func(t *testing.T, name string, extra ...string) (int, string, string) {
+		args := append(slices.Clone(commands[name]), extra...)
+		if name == "find" && !slices.Contains(extra, "--where") {
+			args = append(args, "--where", "true")
+		}
+		return klog(t, args...)
+	}
+	code, out, errs := run(t, "find", append(dec, "--json")...)
+	if code != ExitOK {
+		t.Fatalf("find: exit %d: %s", code, errs)
+	}
+	want := decodedRecords(t, out)
+	if len(want) < 5 || !strings.Contains(want[0], `"customer":"customer 1"`) || !strings.Contains(want[4], "valueError=") {
+		t.Fatalf("find decoded %v", want)
+	}
+	for name := range commands {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// tail ends after -c records: all of them.
+			code, out, errs := run(t, name, append(dec, "--json", "-c", fmt.Sprint(len(want)))...)
+			if code != ExitOK && !(name == "dump" && code == ExitFindings) {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if got := decodedRecords(t, out); !mapsEqual(got, want) {
+				t.Errorf("decoded\n%v\nwant (find's)\n%v", got, want)
+			}
+			// The same records for a --where on a decoded field.
+			code, out, errs = run(t, name, append(dec, "--json", "--where", `has(value.id) && value.id in [2, 3]`, "-c", "2")...)
+			if code != ExitOK && code != ExitFindings {
+				t.Fatalf("where: exit %d: %s", code, errs)
+			}
+			if got := decodedRecords(t, out); len(got) != 2 || got[1] != want[1] || got[2] != want[2] {
+				t.Errorf("where kept %v", got)
+			}
+			// kcat's -f, rpk's --format and -c: the same lines everywhere.
+			for _, f := range [][]string{{"-f", `%t/%p@%o %k %S %h\n`}, {"--format", `%t/%p@%o %k %V %h{%k=%v}\n`}} {
+				code, out, errs = run(t, name, f[0], f[1], "-c", "3")
+				if code != ExitOK {
+					t.Fatalf("%s: exit %d: %s", f[0], code, errs)
+				}
+				wantOut := "orders/0@0 " + "\x00\x00\x00\x00\x02\x0eorder-1 137 what=avro, orders-value v1, key orders-key\n" +
+					"orders/0@1 \x00\x00\x00\x00\x02\x0eorder-2 121 what=avro, orders-value v1, key orders-key\n" +
+					"orders/0@2 \x00\x00\x00\x00\x02\x0eorder-3 137 what=avro, orders-value v1, key orders-key\n"
+				if out != wantOut {
+					t.Errorf("%s: got\n%q\nwant\n%q", f[0], out, wantOut)
+				}
+			}
+		})
+	}
+}
+
+func mapsEqual(a, b map[int64]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestKcatOffsets: kcat's s@T and e@T, rpk's @T and kcat's stored (the
+// group's commit, read from the log dir's __consumer_offsets) wherever an
+// offset is taken.
+func TestKcatOffsets(t *testing.T) {
+	t.Parallel()
+	dir := copyDir(t, confluentDir(t, "orders-0"))
+	st := offsetstore.Open(filepath.Dir(dir), produce.Options{})
+	if err := st.CommitOffset("g", "orders", 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(dir, "00000000000000000000.log")
+	f := []string{"-f", `%o\n`}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		out  string // stdout; for exit 2, what stderr holds
+	}{
+		{"fetch s@", []string{"fetch", dir, "--consumer", "-o", "s@1700000002000", "-c", "2"}, ExitOK, "2\n3\n"},
+		{"fetch rpk @", []string{"fetch", dir, "-o", "@2023-11-14T22:13:22Z", "-c", "1"}, ExitOK, "2\n"},
+		{"fetch after the last time", []string{"fetch", dir, "--consumer", "-o", "s@1900000000000"}, ExitOK, ""},
+		{"fetch stored", []string{"fetch", dir, "--consumer", "-o", "stored", "-G", "g", "-c", "1"}, ExitOK, "3\n"},
+		{"fetch stored without group", []string{"fetch", dir, "-o", "stored"}, ExitTrouble, "give --group G"},
+		{"fetch stored unknown group", []string{"fetch", dir, "--consumer", "-o", "stored", "-G", "nobody"}, ExitTrouble, `group "nobody" has no committed offset for orders-0`},
+		{"fetch e@", []string{"fetch", dir, "-o", "e@1700000002000"}, ExitTrouble, "e@T ends a range"},
+		{"dump s@ e@", []string{"dump", seg, "--from-offset", "s@1700000002000", "--to-offset", "e@1700000004000"}, ExitOK, "2\n3\n"},
+		{"dump stored", []string{"dump", seg, "--from-offset", "stored", "--group", "g", "-c", "2"}, ExitOK, "3\n4\n"},
+		{"dump undecodable is a finding", []string{"dump", filepath.Join(confluentDir(t, "orders-0"), "00000000000000000000.log"), "--value-format", "auto", "--from-offset", "4", "-c", "1"}, ExitFindings, "4\n"},
+		{"dump -c", []string{"dump", seg, "-c", "1"}, ExitOK, "0\n"},
+		{"tail s@", []string{"tail", dir, "-o", "s@1700000006000", "-c", "2", "--timeout", "30s"}, ExitOK, "6\n7\n"},
+		{"tail stored", []string{"tail", dir, "--from", "stored", "-G", "g", "-c", "1", "--timeout", "30s"}, ExitOK, "3\n"},
+		{"tail s@ of a log dir", []string{"tail", filepath.Dir(dir), "-o", "s@0"}, ExitTrouble, "one partition directory"},
+		{"misspelt word", []string{"fetch", dir, "-o", "stord"}, ExitTrouble, "did you mean stored?"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := klog(t, append(c.args, f...)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d: %s", code, c.code, errs)
+			}
+			if c.code == ExitTrouble {
+				if !strings.Contains(errs, c.out) {
+					t.Errorf("stderr %q does not say %q", errs, c.out)
+				}
+				return
+			}
+			if out != c.out {
+				t.Errorf("got %q, want %q", out, c.out)
+			}
+		})
+	}
+}
