@@ -113,6 +113,9 @@ func normalizeCommand(cmd *cli.Command, name string, args []string) []string {
 		// urfave/cli would take the first argument for a help topic.
 		return []string{name, "--help"}
 	}
+	if addressed(cmd) {
+		flags, pos = rewriteAddressing(cmd, flags, pos) // address.go
+	}
 	if len(pos) == 1 && pos[0] == "help" && !dashdash && len(cmd.Subcommands) == 0 {
 		if _, err := os.Lstat("help"); err != nil {
 			return append([]string{"help", name}, flags...)

@@ -70,6 +70,9 @@ func TestNormalizeEveryFlag(t *testing.T) {
 	app := newApp(nil, io.Discard, io.Discard)
 	for _, cmd := range app.Commands {
 		for _, f := range cmd.Flags {
+			if f == topicFlag {
+				continue // rewritten into paths: TestKcatAddressing
+			}
 			for _, n := range f.Names() {
 				tok := dashed(n)
 				in := []string{"klog", cmd.Name, "POS", tok}

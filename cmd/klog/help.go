@@ -142,6 +142,21 @@ func prepareCommand(cmd *cli.Command) {
 			b.DisableDefaultText = true // "(default: false)" on every switch is noise
 		}
 	}
+	{
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			if err := checkEnums(c); err != nil { // enums.go
+				return err
+			}
+			if err := addressingError(c); addressed(cmd) && err != nil { // address.go
+				return err
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+	}
 	if req := requiredFlags[cmd]; len(req) > 0 {
 		before := cmd.Before
 		cmd.Before = func(c *cli.Context) error {

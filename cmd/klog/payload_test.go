@@ -195,3 +195,45 @@ func TestKcatOffsets(t *testing.T) {
 		})
 	}
 }
+
+// TestKcatAddressing: -t TOPIC -p N inside a log dir (or the current
+// directory) and TOPIC/N name the partition directory LOGDIR/TOPIC-N for
+// every command that takes one; -t alone names every partition of TOPIC.
+func TestKcatAddressing(t *testing.T) {
+	t.Parallel()
+	logDir := confluentDir(t, ".")
+	f := []string{"-f", `%t/%p@%o\n`, "-c", "1"}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		out  string // stdout's first line, or what stderr says
+	}{
+		{"fetch -t -p", append([]string{"fetch", logDir, "-t", "orders", "-p", "0"}, f...), ExitOK, "orders/0@0"},
+		{"fetch --topic= --partition=", append([]string{"fetch", "--topic=users", logDir, "--partition=0"}, f...), ExitOK, "users/0@0"},
+		{"dump -t -p", append([]string{"dump", "-t", "orders", "-p", "0", logDir}, f...), ExitOK, "orders/0@0"},
+		{"tail TOPIC/N", append([]string{"tail", filepath.Join(logDir, "orders", "0"), "-o", "earliest", "--timeout", "30s"}, f...), ExitOK, "orders/0@0"},
+		{"find TOPIC/N", []string{"find", filepath.Join(logDir, "users", "0"), "--where", "true", "-f", `%t/%p@%o\n`, "-c", "1"}, ExitOK, "users/0@0"},
+		{"segments -t", []string{"segments", logDir, "-t", "users", "--format", "tsv"}, ExitOK, "# " + filepath.Join(logDir, "users-0") + " (topic users, partition 0): 1 segment"},
+		{"verify -t -p missing", []string{"verify", logDir, "-t", "orders", "-p", "9"}, ExitTrouble, "orders-9"},
+		{"-p without -t", []string{"fetch", logDir, "-p", "0"}, ExitTrouble, "-p/--partition 0 goes with -t/--topic TOPIC"},
+		{"-p not a number", []string{"fetch", logDir, "-t", "orders", "-p", "01"}, ExitTrouble, `wants a partition number, got "01"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := klog(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d: %s\n%s", code, c.code, errs, out)
+			}
+			if c.code != ExitOK {
+				if !strings.Contains(errs+out, c.out) {
+					t.Errorf("output %q does not say %q", errs+out, c.out)
+				}
+				return
+			}
+			if first, _, _ := strings.Cut(out, "\n"); first != c.out {
+				t.Errorf("first line %q, want %q", first, c.out)
+			}
+		})
+	}
+}
