@@ -16,18 +16,18 @@ import (
 // value against the flag's parser. (--key-format and --value-format say
 // the same through schema.ParseFormat, parseFormatFlag.)
 var enumFlags = map[cli.Flag][]string{
-	fetchIsoFlag:    isolationNames,
-	offsetsIsoFlag:  isolationNames,
-	keyEncFlag:      append([]string{""}, encodingNames...),
-	valueEncFlag:    append([]string{""}, encodingNames...),
-	fetchResetFlag:  {"earliest", "latest", "none"},
-	prodCodecFlag:   {"none", "gzip", "snappy", "lz4", "zstd"},
-	prodAcksFlag:    {"0", "1", "all", "-1"},
-	replAcksFlag:    {"0", "1", "all", "-1"},
-	prodInputFlag:   {"", "lines", "json"},
-	prodTSTypeFlag:  {"create", "log-append", "CreateTime", "LogAppendTime"},
-	prodFsyncFlag:   {"batch", "end", "never"},
-	prodEndTxnFlag:  {"", "commit", "abort"},
+	fetchIsoFlag:   isolationNames,
+	offsetsIsoFlag: isolationNames,
+	keyEncFlag:     append([]string{""}, encodingNames...),
+	valueEncFlag:   append([]string{""}, encodingNames...),
+	fetchResetFlag: {"earliest", "latest", "none"},
+	prodCodecFlag:  {"none", "gzip", "snappy", "lz4", "zstd"},
+	prodAcksFlag:   {"0", "1", "all", "-1"},
+	replAcksFlag:   {"0", "1", "all", "-1"},
+	prodInputFlag:  {"", "lines", "json"},
+	prodTSTypeFlag: {"create", "log-append", "CreateTime", "LogAppendTime"},
+	prodFsyncFlag:  {"batch", "end", "never"},
+	prodEndTxnFlag: {"", "commit", "abort"},
 }
 
 // checkEnums refuses a value of an enumFlags flag that is not in its list.
