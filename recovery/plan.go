@@ -123,6 +123,11 @@ type Plan struct {
 	// NewEmptySegment is set when no segment survives: Kafka creates an
 	// empty one at the log start offset.
 	NewEmptySegment bool `json:"newEmptySegment"`
+	// KRaftSnapshots are a __cluster_metadata partition's snapshots the
+	// metadata log keeps (kraft.go); TruncatedToSnapshot names the one
+	// it starts the log at when it empties it.
+	KRaftSnapshots      []KRaftSnapshot `json:"kraftSnapshots,omitempty"`
+	TruncatedToSnapshot string          `json:"truncatedToSnapshot,omitempty"`
 
 	live   []*vseg
 	epochs []format.EpochEntry
@@ -356,6 +361,8 @@ func PlanDir(dir string, opts Options) (*Plan, error) {
 	if err := p.finish(rec, d, all); err != nil {
 		return nil, err
 	}
+	rec.kraftStep(dir, names, d) // kraft.go
+	sort.SliceStable(rec.DeletedFiles, func(i, j int) bool { return rec.DeletedFiles[i].Path < rec.DeletedFiles[j].Path })
 	return rec, nil
 }
 

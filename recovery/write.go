@@ -146,6 +146,12 @@ func (r *Plan) WriteRecoveredContext(ctx context.Context, out string) (err error
 			return err
 		}
 	}
+	// The KRaft snapshots the metadata log keeps.
+	for _, ks := range r.KRaftSnapshots {
+		if err := copyRange(ks.Path, filepath.Join(out, filepath.Base(ks.Path)), 0, -1); err != nil {
+			return err
+		}
+	}
 	if d.Metadata != "" {
 		if err := copyRange(ctx, d.Metadata, filepath.Join(out, filepath.Base(d.Metadata)), 0, -1); err != nil {
 			return err

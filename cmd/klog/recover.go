@@ -205,6 +205,9 @@ func writePlanText(w io.Writer, plan *recovery.Plan) {
 	for _, f := range plan.DeletedFiles {
 		fmt.Fprintf(w, "%s: delete: %s\n", f.Path, f.Reason)
 	}
+	if plan.TruncatedToSnapshot != "" {
+		fmt.Fprintf(w, "%s: the metadata log starts again at its latest snapshot's end offset %d (KafkaMetadataLog.truncateToLatestSnapshot)\n", plan.TruncatedToSnapshot, plan.LogStartOffset)
+	}
 	if plan.NewEmptySegment {
 		fmt.Fprintf(w, "%s: no segment survives; Kafka creates an empty one at offset %d\n", plan.Dir, plan.LogStartOffset)
 	}
