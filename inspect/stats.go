@@ -224,6 +224,14 @@ func statsFiles(paths []string) ([]string, []error, error) {
 					out = append(out, s.Log)
 				}
 			}
+			// A KRaft snapshot is batches too, as stats of the file reads
+			// it: a __cluster_metadata copy holding only its snapshot
+			// was "no segment found".
+			for _, o := range d.Other {
+				if _, _, ok := partition.ParseKRaftSnapshotName(filepath.Base(o)); ok {
+					out = append(out, o)
+				}
+			}
 		}
 	}
 	return out, skipped, nil
