@@ -76,6 +76,7 @@ func TestPayloadFlagsInEveryCommand(t *testing.T) {
 		"fetch consumer": {"fetch", dir, "--consumer"},
 		"tail":           {"tail", dir, "--from", "earliest", "--timeout", "30s"},
 		"find":           {"find", dir},
+		"find --offset":  {"find", dir, "--offset", "0"},
 	}
 	run := func(t *testing.T, name string, extra ...string) (int, string, string) {
 		args := append(slices.Clone(commands[name]), extra...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/search"
@@ -15,8 +16,23 @@ var (
 	findJobsFlag = &cli.IntFlag{Name: "jobs", Usage: "partitions searched at once (0: one per CPU)"}
 )
 
-// searching reports whether find runs as a search (--key or --where).
-func searching(c *cli.Context) bool { return c.IsSet(findKeyFlag.Name) || c.IsSet(whereFlag.Name) }
+// searching reports whether find runs as a search: --key or --where, or a
+// payload flag (a key or value format, a format string, -c) with --offset
+// or --timestamp, which then prints the record found there (and the next
+// ones with -c) decoded or formatted, as a search from that offset does.
+func searching(c *cli.Context) bool {
+	return c.IsSet(findKeyFlag.Name) || c.IsSet(whereFlag.Name) || lookupWithPayload(c)
+}
+
+// lookupWithPayload: find --offset/--timestamp with a payload flag.
+func lookupWithPayload(c *cli.Context) bool {
+	for _, f := range []string{keyFormatFlag.Name, valueFormatFlag.Name, kcatFormatFlag.Name, countFlag.Name} {
+		if c.IsSet(f) {
+			return true
+		}
+	}
+	return strings.Contains(c.String(formatFlag.Name), "%")
+}
 
 // runSearch: PATH... are partition or log directories; every partition is
 // searched; exit 0 with matches, 1 with none or with findings, 2 trouble.
@@ -68,6 +84,9 @@ func searchQuery(c *cli.Context, dirs []string) (search.Query, search.Output, er
 		return q, out, err
 	}
 	q.Decoder, q.KeyFormat, q.ValueFormat, q.Limit = po.decoder, po.keyFormat, po.valueFormat, c.Int(countFlag.Name)
+	if !c.IsSet(findKeyFlag.Name) && !c.IsSet(whereFlag.Name) && !c.IsSet(countFlag.Name) {
+		q.Limit = 1 // the record at --offset (or the next one present)
+	}
 	q.Jobs, q.MaxBatchBytes = c.Int(findJobsFlag.Name), c.Int(maxBatchFlag.Name)
 	if c.IsSet(findKeyFlag.Name) {
 		q.Key, q.HasKey = []byte(c.String(findKeyFlag.Name)), true
@@ -106,7 +125,7 @@ func searchRange(c *cli.Context, q *search.Query) error {
 				return usageError("find: --offset: %v", err)
 			}
 			if o.kind != offsetAbsolute && o.kind != offsetEarliest {
-				return usageError("find: --offset with --key or --where: N, earliest, s@T or @T")
+				return usageError("find: --offset with --key, --where or a payload flag: N, earliest, s@T or @T")
 			}
 			q.FromOffset = o.n
 		}
