@@ -85,8 +85,8 @@ func parseAgo(s string) (time.Duration, error) {
 }
 
 // offsetKeywords are the named offsets an --offset flag accepts: klog's and
-// kcat's (-o beginning, end, stored).
-var offsetKeywords = []string{"earliest", "latest", "beginning", "end", "stored"}
+// kcat's (-o beginning, end, stored) and rpk's start.
+var offsetKeywords = []string{"earliest", "latest", "beginning", "end", "stored", "start"}
 
 // offsetSpec is an --offset value: an absolute offset, the last N records,
 // or earliest/latest (the log start and end offsets).
@@ -114,7 +114,7 @@ const (
 // parseOffset reads N, -N, earliest or latest.
 func parseOffset(s string) (offsetSpec, error) {
 	switch s {
-	case "earliest", "beginning":
+	case "earliest", "beginning", "start":
 		return offsetSpec{kind: offsetEarliest}, nil
 	case "latest", "end":
 		return offsetSpec{kind: offsetLatest}, nil

@@ -21,7 +21,7 @@ import (
 var (
 	keyFormatFlag   = &cli.StringFlag{Name: "key-format", Value: "bytes", Usage: "read keys as bytes, auto, json, avro, protobuf or json-schema (Confluent's wire format)"}
 	valueFormatFlag = &cli.StringFlag{Name: "value-format", Value: "bytes", Usage: "read values as bytes, auto, json, avro, protobuf or json-schema (Confluent's wire format)"}
-	schemasFlag     = &cli.StringSliceFlag{Name: "schemas", Usage: "where schemas come from: a `_schemas` partition directory, schema files or a directory of them, or a registry URL (http://...); repeatable; default: the log dir's _schemas-0"}
+	schemasFlag     = &cli.StringSliceFlag{Name: "schemas", Aliases: []string{"r"}, Usage: "where schemas come from: a `_schemas` partition directory, schema files or a directory of them, or a registry URL (http://...); repeatable; default: the log dir's _schemas-0"}
 	whereFlag       = &cli.StringFlag{Name: "where", Usage: "only records for which this CEL `EXPR` is true (offset, timestamp, key, value, headers, ...; README \"Filters\")"}
 	kcatFormatFlag  = &cli.StringFlag{Name: "kcat-format", Aliases: []string{"f"}, Usage: "print each record through a kcat -f format `FMT` (%t %p %o %T %k %K %s %S %h ...)"}
 	countFlag       = &cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "stop after `N` records (kcat's -c; 0: no limit)"}
