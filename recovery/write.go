@@ -25,7 +25,8 @@ const maxSnapshotBytes = 64 << 20
 // out (which must not exist): every surviving segment (split segments under
 // their new base offsets) with its rebuilt .index and .timeindex, its
 // .txnindex entries below the new log end, the producer snapshots loading
-// keeps, leader epochs cut to the log end, and partition.metadata; an empty
+// keeps, leader epochs cut to the log end, a __cluster_metadata partition's
+// KRaft snapshots, and partition.metadata; an empty
 // segment when none survives. The input is never modified. It returns
 // ErrRefused when the plan does not load.
 func (r *Plan) WriteRecovered(out string) error {
@@ -148,7 +149,7 @@ func (r *Plan) WriteRecoveredContext(ctx context.Context, out string) (err error
 	}
 	// The KRaft snapshots the metadata log keeps.
 	for _, ks := range r.KRaftSnapshots {
-		if err := copyRange(ks.Path, filepath.Join(out, filepath.Base(ks.Path)), 0, -1); err != nil {
+		if err := copyRange(ctx, ks.Path, filepath.Join(out, filepath.Base(ks.Path)), 0, -1); err != nil {
 			return err
 		}
 	}

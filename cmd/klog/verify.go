@@ -70,6 +70,28 @@ func verifyProgress(c *cli.Context, opts *verify.Options, jsonOut bool) *progres
 	return bar
 }
 
+// verifyCutShort is how a verify a signal stopped, or whose walk failed,
+// ends (nil for neither): after a signal the verdicts printed so far stand
+// (the file in flight marked partial), then the summary of what was
+// verified; run says the output is partial and exits 130/143.
+func verifyCutShort(c *cli.Context, out *bufio.Writer, sum *verify.Summary, start time.Time, jsonOut bool, runErr error) error {
+	if sig := interrupted(c.Context); sig != nil {
+		if !jsonOut {
+			sum.Interrupted = true
+			sum.WriteText(out, time.Since(start), false)
+		}
+		out.Flush()
+		return sig
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) && c.Context.Err() != nil {
+			return troubleError("verify: interrupted")
+		}
+		return troubleError("verify: %w", runErr)
+	}
+	return nil
+}
+
 func runVerify(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -120,22 +142,8 @@ func runVerify(c *cli.Context) error {
 	}
 	lazy.stop()
 	bar.finish()
-	if sig := interrupted(c.Context); sig != nil {
-		// Stopped by a signal: the verdicts printed so far stand (the
-		// file in flight marked partial), then the summary of what was
-		// verified; run says the output is partial and exits 130/143.
-		if !jsonOut {
-			sum.Interrupted = true
-			sum.WriteText(out, time.Since(start), false)
-		}
-		out.Flush()
-		return sig
-	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) && c.Context.Err() != nil {
-			return troubleError("verify: interrupted")
-		}
-		return troubleError("verify: %w", runErr)
+	if err := verifyCutShort(c, out, &sum, start, jsonOut, runErr); err != nil {
+		return err
 	}
 	writeImageReports(c, args, stopped, out, &sum)
 	if err := fleet.write(time.Since(start)); err != nil {
