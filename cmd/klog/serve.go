@@ -141,23 +141,8 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	defer closeLog()
-	if a := c.String(serveAdvertFlag.Name); a != "" {
-		h, p, err := net.SplitHostPort(a)
-		if err != nil {
-			return usageError("serve: --advertise: %v", err)
-		}
-		port, err := strconv.Atoi(p)
-		if err != nil || port <= 0 || port > 65535 {
-			return usageError("serve: --advertise: bad port %q", p)
-		}
-		cfg.AdvertisedHost, cfg.AdvertisedPort = h, int32(port)
-	}
-	if p := c.String(serveUsersFlag.Name); p != "" {
-		users, err := serve.LoadUsers(p)
-		if err != nil {
-			return troubleError("serve: --sasl-users: %w", err)
-		}
-		cfg.Users = users
+	if err := serveIdentity(c, &cfg); err != nil {
+		return err
 	}
 	listen := c.String(serveListenFlag.Name)
 	loopback, err := loopbackAddress(listen)
@@ -183,6 +168,30 @@ func runServe(c *cli.Context) error {
 		return troubleError("serve: %w", err)
 	}
 	return serveUntilDone(c.Context, srv, ln, cfg, c.App.ErrWriter)
+}
+
+// serveIdentity reads how the server advertises itself (--advertise) and
+// whom it lets in (--sasl-users).
+func serveIdentity(c *cli.Context, cfg *serve.Config) error {
+	if a := c.String(serveAdvertFlag.Name); a != "" {
+		h, p, err := net.SplitHostPort(a)
+		if err != nil {
+			return usageError("serve: --advertise: %v", err)
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil || port <= 0 || port > 65535 {
+			return usageError("serve: --advertise: bad port %q", p)
+		}
+		cfg.AdvertisedHost, cfg.AdvertisedPort = h, int32(port)
+	}
+	if p := c.String(serveUsersFlag.Name); p != "" {
+		users, err := serve.LoadUsers(p)
+		if err != nil {
+			return troubleError("serve: --sasl-users: %w", err)
+		}
+		cfg.Users = users
+	}
+	return nil
 }
 
 // serveStateDir sets a read-only server's state directory: --state, or a
