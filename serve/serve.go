@@ -566,8 +566,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	for c := range s.conns {
 		// Unblock reads of idle connections; a connection in a request
-		// sees the deadline only after writing its response.
+		// sees the deadline only after writing its response, which a
+		// client that does not read has ShutdownWriteGrace to take.
 		c.SetReadDeadline(time.Now())
+		c.SetWriteDeadline(time.Now().Add(ShutdownWriteGrace))
 	}
 	s.mu.Unlock()
 	// Parked long polls wake on done.
@@ -596,6 +598,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	return err
 }
+
+// ShutdownWriteGrace is how long Shutdown lets a response being written
+// take: a client that stops reading cannot hold the server past it.
+const ShutdownWriteGrace = 500 * time.Millisecond
 
 // Close shuts down at once.
 func (s *Server) Close() error {

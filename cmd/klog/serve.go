@@ -269,11 +269,18 @@ func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg
 		return nil
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A signal is serve's normal end: connections get a second to
+	// finish (a response being written ShutdownWriteGrace), then they
+	// are closed; either way the exit code is 0.
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	<-errc
 	fmt.Fprintln(stderr, "klog: serve: stopped")
+	if errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintln(stderr, "klog: serve: closed the connections that did not finish within a second")
+		err = nil
+	}
 	if err != nil {
 		return troubleError("serve: shutdown: %w", err)
 	}
