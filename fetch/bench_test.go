@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klog-dev/klog/format"
 )
@@ -106,4 +108,69 @@ func BenchmarkConsumerDrain(b *testing.B) {
 			b.Fatalf("drained %d records, lag %d", n, c.Lag())
 		}
 	}
+}
+
+// BenchmarkConsumerDrainVsScan alternates the two benchmarks above, one
+// of each per iteration (the order swapped every other one), and reports
+// the median over iterations of the drain's speed over the scan's
+// ("x-scan"): load that drifts between two sequential benchmarks would
+// otherwise decide the ratio. The drain delivers every record; the scan
+// only checks every batch's CRC.
+func BenchmarkConsumerDrainVsScan(b *testing.B) {
+	dir := benchPartition(b)
+	size := segSize(b, dir)
+	b.SetBytes(2 * size)
+	c, err := NewConsumer(dir, ConsumerConfig{MaxBytes: DefaultMaxBytes, PartitionMaxBytes: DefaultPartitionMaxBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	scan := func() {
+		f, err := os.Open(filepath.Join(dir, "00000000000000000000.log"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		sc := format.NewScanner(f, size, format.ScanOptions{})
+		for {
+			bt, err := sc.Next()
+			if err != nil {
+				break
+			}
+			if !bt.Valid() {
+				b.Fatal("invalid")
+			}
+		}
+	}
+	drain := func() {
+		c.SetPosition(0)
+		n := 0
+		for _, err := range c.Records(context.Background()) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n == 0 || c.Lag() != 0 {
+			b.Fatalf("drained %d records, lag %d", n, c.Lag())
+		}
+	}
+	timed := func(f func()) time.Duration {
+		t := time.Now()
+		f()
+		return time.Since(t)
+	}
+	var ratios []float64
+	i := 0
+	for b.Loop() {
+		var ts, td time.Duration
+		if i%2 == 0 {
+			ts, td = timed(scan), timed(drain)
+		} else {
+			td, ts = timed(drain), timed(scan)
+		}
+		i++
+		ratios = append(ratios, ts.Seconds()/td.Seconds())
+	}
+	sort.Float64s(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "x-scan")
 }
