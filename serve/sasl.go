@@ -5,7 +5,8 @@ package serve
 // or not, with the users of a credentials file. An authenticated user may
 // read (Fetch, ListOffsets, Metadata, the group APIs and offset commits:
 // what Kafka's READ and DESCRIBE ACLs allow) or also write (Produce,
-// InitProducerId, topic auto-creation: WRITE, IDEMPOTENT_WRITE, CREATE).
+// InitProducerId, topic auto-creation, DeleteGroups, OffsetDelete: WRITE,
+// IDEMPOTENT_WRITE, CREATE, DELETE).
 
 import (
 	"bufio"

@@ -2,12 +2,21 @@ package serve
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,6 +233,17 @@ func TestSASLProtocol(t *testing.T) {
 	if p := produceOne(w, 9, "t", rawBatch(t, 0)); p.ErrorCode != 0 {
 		t.Errorf("alice's produce: %d", p.ErrorCode)
 	}
+	// bob may not delete groups or their offsets (no DELETE).
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.Version, dg.Groups = 2, []string{"g"}
+	if r := w2(t, addr, "bob").do(dg).(*kmsg.DeleteGroupsResponse); r.Groups[0].ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("bob's DeleteGroups: %d", r.Groups[0].ErrorCode)
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "g"
+	if r := w2(t, addr, "bob").do(od).(*kmsg.OffsetDeleteResponse); r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("bob's OffsetDelete: %d", r.ErrorCode)
+	}
 	// A server without users answers a handshake ILLEGAL_SASL_STATE.
 	_, plainAddr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
 	w = dial(t, plainAddr)
@@ -273,4 +293,60 @@ func TestSASLConfluentPython(t *testing.T) {
 			t.Errorf("confluent-kafka %s as %s: %d lines, last %q, want %d and %q", c.mech, c.user, len(lines), lines[len(lines)-1], len(want)+1, c.last)
 		}
 	}
+}
+
+// w2 is a connection authenticated as user (testUsers' passwords).
+func w2(t *testing.T, addr, user string) *wire {
+	pass := map[string]string{"alice": "alice-secret", "bob": "bob's secret, with spaces"}[user]
+	w, ar := saslWire(t, addr, user, pass)
+	if ar.ErrorCode != 0 {
+		t.Fatalf("%s: %+v", user, ar)
+	}
+	return w
+}
+
+// TestSASLOverTLS: SCRAM over the server's TLS (kgo), and the request
+// log names the principal and SASL_SSL.
+func TestSASLOverTLS(t *testing.T) {
+	users, err := ParseUsers(strings.NewReader(testUsers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, pool := testCert(t)
+	var logged strings.Builder
+	var mu sync.Mutex
+	dir := fixtureLogDir(t, "none-0")
+	_, addr := startServer(t, Config{LogDir: dir, Users: users, TLS: &tls.Config{Certificates: []tls.Certificate{cert}},
+		RequestLog: writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logged.Write(p) })})
+	dialer := &tls.Dialer{Config: &tls.Config{RootCAs: pool}}
+	got := consumeKgo(t, addr, "none", 0, kgo.ReadUncommitted(), 59, kgo.Dialer(dialer.DialContext),
+		kgo.SASL(scram.Auth{User: "bob", Pass: "bob's secret, with spaces"}.AsSha512Mechanism()))
+	sameRecs(t, "SCRAM over TLS", got, dumpRecords(t, filepath.Join(dir, "none-0")))
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), `"securityProtocol":"SASL_SSL","listener":"SASL_SSL","principal":"User:bob"`) {
+		t.Errorf("request log:\n%s", logged.String())
+	}
+}
+
+// testCert is a self-signed certificate for 127.0.0.1 and a pool that
+// trusts it.
+func testCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(parsed)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
 }
