@@ -4,7 +4,7 @@ import "testing"
 
 // The admin keys' fuzz targets (fuzz_test.go's fuzzKey), listed here so
 // that TestEveryKeyFuzzed sees them.
-func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 23, 42, 47, 60) }
+func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 23, 32, 42, 44, 47, 60) }
 
 func FuzzDescribeGroups(f *testing.F) { fuzzKey(f, 15) }
 func FuzzListGroups(f *testing.F)     { fuzzKey(f, 16) }
@@ -13,3 +13,6 @@ func FuzzOffsetDelete(f *testing.F)   { fuzzKey(f, 47) }
 
 func FuzzOffsetForLeaderEpoch(f *testing.F) { fuzzKey(f, 23) }
 func FuzzDescribeCluster(f *testing.F)      { fuzzKey(f, 60) }
+
+func FuzzDescribeConfigs(f *testing.F)         { fuzzKey(f, 32) }
+func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzKey(f, 44) }

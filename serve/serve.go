@@ -67,7 +67,8 @@ type Config struct {
 	// broker does. Without it LogDir is never changed.
 	Writable bool
 	// StateDir holds __consumer_offsets-N when not Writable. Required
-	// then.
+	// then. A writable server keeps the configs altered through it there
+	// (ConfigsFile; in memory only when StateDir is empty).
 	StateDir string
 	// MaxRequestBytes bounds a request frame (default 100 MiB).
 	MaxRequestBytes int32
@@ -157,6 +158,7 @@ type Server struct {
 	addrPort int32
 	dirLock  *safeio.BrokerLock // the log dir's .lock, held while writable
 	lim      limiter            // what clients hold (limits.go)
+	configs  *configStore       // DescribeConfigs, IncrementalAlterConfigs (configs.go)
 }
 
 // topic is a served topic: partitions 0..n-1.
@@ -248,6 +250,11 @@ func New(cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	s.clusterID = readClusterID(cfg.LogDir)
+	cs, err := openConfigs(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	s.configs = cs
 	g, err := newCoordinator(s)
 	if err != nil {
 		return fail(err)

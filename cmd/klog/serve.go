@@ -135,6 +135,10 @@ func runServe(c *cli.Context) error {
 		}
 	} else if c.IsSet(serveStateFlag.Name) {
 		return usageError("serve: --state is for read-only serving; --writable keeps offsets in the log dir")
+	} else if d, err := defaultStateDir(dir); err == nil {
+		// Where a writable server keeps the configs altered through
+		// it (serve.ConfigsFile); its offsets stay in the log dir.
+		cfg.StateDir = d
 	}
 	closeLog, err := serveLogAndTLS(c, &cfg)
 	if err != nil {
