@@ -4,7 +4,7 @@ import "testing"
 
 // The admin keys' fuzz targets (fuzz_test.go's fuzzKey), listed here so
 // that TestEveryKeyFuzzed sees them.
-func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 23, 32, 42, 44, 47, 60) }
+func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 23, 32, 37, 42, 44, 47, 60) }
 
 func FuzzDescribeGroups(f *testing.F) { fuzzKey(f, 15) }
 func FuzzListGroups(f *testing.F)     { fuzzKey(f, 16) }
@@ -16,3 +16,7 @@ func FuzzDescribeCluster(f *testing.F)      { fuzzKey(f, 60) }
 
 func FuzzDescribeConfigs(f *testing.F)         { fuzzKey(f, 32) }
 func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzKey(f, 44) }
+
+func FuzzCreateTopics(f *testing.F)     { fuzzKey(f, 19) }
+func FuzzDeleteTopics(f *testing.F)     { fuzzKey(f, 20) }
+func FuzzCreatePartitions(f *testing.F) { fuzzKey(f, 37) }

@@ -117,8 +117,8 @@ func (w *wire) closed() bool {
 // advertised is the ApiVersions table the README documents (key: min,
 // max); the registrations in the handler files must add up to it.
 var advertised = map[int16][2]int16{0: {0, 12}, 1: {4, 12}, 2: {0, 10}, 3: {0, 13}, 8: {0, 9}, 9: {0, 9}, 10: {0, 6},
-	11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 17: {0, 1}, 18: {0, 4}, 22: {0, 5},
-	23: {0, 4}, 32: {0, 4}, 36: {0, 2}, 42: {0, 3}, 44: {0, 1}, 47: {0, 0}, 60: {0, 2}}
+	11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 17: {0, 1}, 18: {0, 4}, 19: {0, 7},
+	20: {0, 6}, 22: {0, 5}, 23: {0, 4}, 32: {0, 4}, 36: {0, 2}, 37: {0, 3}, 42: {0, 3}, 44: {0, 1}, 47: {0, 0}, 60: {0, 2}}
 
 func TestApiVersions(t *testing.T) {
 	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
