@@ -26,19 +26,12 @@ func (s *Server) newPart(name string, n int32, id [16]byte) (*part, error) {
 	if _, err := os.Lstat(dir); err == nil {
 		return nil, fmt.Errorf("%s already exists", dir)
 	}
-	p := &part{topic: name, index: n, dir: dir, hw: -1}
+	p := &part{topic: name, index: n, dir: dir}
 	opts := s.cfg.Produce
 	opts.TopicID = id
 	if err := p.openAppender(opts); err != nil {
 		return nil, err
 	}
-	l, err := partition.OpenLog(dir, partition.LogOptions{})
-	if err != nil {
-		p.app.Close()
-		return nil, err
-	}
-	l.SetHighWatermark(p.hw)
-	p.log = l
 	return p, nil
 }
 
@@ -93,11 +86,6 @@ func (s *Server) createTopicParts(name string, n int32) (*topic, error) {
 		t.parts = append(t.parts, p)
 	}
 	s.replaceTopicLocked(name, t)
-	for _, p := range t.parts {
-		if s.watcher != nil {
-			s.watcher.Add(p.dir)
-		}
-	}
 	return t, nil
 }
 
@@ -143,11 +131,6 @@ func (s *Server) addPartitions(name string, count int32) error {
 		t.parts = append(t.parts, p)
 	}
 	s.replaceTopicLocked(name, t)
-	for _, p := range added {
-		if s.watcher != nil {
-			s.watcher.Add(p.dir)
-		}
-	}
 	return nil
 }
 
@@ -184,9 +167,6 @@ func (s *Server) deleteTopic(name string) error {
 			p.app = nil
 		}
 		p.mu.Unlock()
-		if s.watcher != nil {
-			s.watcher.Remove(p.dir)
-		}
 		del := filepath.Join(filepath.Dir(p.dir), deleteDirName(p.topic, p.index))
 		if err := os.Rename(p.dir, del); err != nil {
 			if first == nil {
