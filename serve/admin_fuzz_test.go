@@ -4,7 +4,7 @@ import "testing"
 
 // The admin keys' fuzz targets (fuzz_test.go's fuzzKey), listed here so
 // that TestEveryKeyFuzzed sees them.
-func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 23, 32, 37, 42, 44, 47, 60) }
+func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 21, 23, 32, 35, 37, 42, 44, 47, 60, 61) }
 
 func FuzzDescribeGroups(f *testing.F) { fuzzKey(f, 15) }
 func FuzzListGroups(f *testing.F)     { fuzzKey(f, 16) }
@@ -20,3 +20,7 @@ func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzKey(f, 44) }
 func FuzzCreateTopics(f *testing.F)     { fuzzKey(f, 19) }
 func FuzzDeleteTopics(f *testing.F)     { fuzzKey(f, 20) }
 func FuzzCreatePartitions(f *testing.F) { fuzzKey(f, 37) }
+
+func FuzzDeleteRecords(f *testing.F)     { fuzzKey(f, 21) }
+func FuzzDescribeLogDirs(f *testing.F)   { fuzzKey(f, 35) }
+func FuzzDescribeProducers(f *testing.F) { fuzzKey(f, 61) }
