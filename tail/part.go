@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
@@ -41,34 +42,29 @@ type segment struct {
 	name string
 }
 
-// listSegments lists dir's .log files by base offset, and the set of its
+// listSegments lists dir's segments by base offset through package
+// partition (the one home of a partition's listing), and the set of its
 // .log.deleted file names.
 func listSegments(dir string) ([]segment, map[string]bool, error) {
-	des, err := os.ReadDir(dir)
+	d, err := partition.Open(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	var segs []segment
+	for _, s := range d.Segments {
+		if s.Log != "" {
+			segs = append(segs, segment{base: s.BaseOffset, name: filepath.Base(s.Log)})
+		}
+	}
 	var deleted map[string]bool
-	for _, de := range des {
-		if de.IsDir() {
-			continue
-		}
-		off, suffix, ok := partition.ParseFileName(de.Name())
-		if !ok {
-			continue
-		}
-		switch suffix {
-		case partition.LogSuffix:
-			segs = append(segs, segment{base: off, name: de.Name()})
-		case partition.LogSuffix + ".deleted":
+	for _, o := range d.Other {
+		if name := filepath.Base(o); strings.HasSuffix(name, partition.LogSuffix+".deleted") {
 			if deleted == nil {
 				deleted = map[string]bool{}
 			}
-			deleted[de.Name()] = true
+			deleted[name] = true
 		}
 	}
-	sort.Slice(segs, func(i, j int) bool { return segs[i].base < segs[j].base })
 	return segs, deleted, nil
 }
 

@@ -3,14 +3,14 @@ package main
 import (
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
+
+	"github.com/klog-dev/klog/partition"
 )
 
 // Progress for people: a bar in bytes with rate and ETA on stderr, only
@@ -136,17 +136,17 @@ func sizeOf(files []string) int64 {
 	return n
 }
 
-// logBytes adds up the sizes of the .log files of partition directories.
+// logBytes adds up the sizes of the segments of partition directories.
 func logBytes(dirs []string) int64 {
 	var files []string
 	for _, d := range dirs {
-		des, err := os.ReadDir(d)
+		pd, err := partition.Open(d)
 		if err != nil {
 			continue
 		}
-		for _, de := range des {
-			if strings.HasSuffix(de.Name(), ".log") {
-				files = append(files, filepath.Join(d, de.Name()))
+		for _, s := range pd.Segments {
+			if s.Log != "" {
+				files = append(files, s.Log)
 			}
 		}
 	}

@@ -149,8 +149,14 @@ func runVerify(c *cli.Context) error {
 	if err := fleet.write(time.Since(start)); err != nil {
 		return err
 	}
+	return finishVerify(out, &sum, time.Since(start), stopped, jsonOut, writeErr)
+}
+
+// finishVerify writes the summary (text output) and flushes, then gives the
+// run's exit: trouble writing, else verifyExit's.
+func finishVerify(out *bufio.Writer, sum *verify.Summary, took time.Duration, stopped, jsonOut bool, writeErr error) error {
 	if !jsonOut {
-		if err := sum.WriteText(out, time.Since(start), stopped); err != nil && writeErr == nil {
+		if err := sum.WriteText(out, took, stopped); err != nil && writeErr == nil {
 			writeErr = err
 		}
 	}
@@ -160,7 +166,7 @@ func runVerify(c *cli.Context) error {
 	if writeErr != nil {
 		return troubleError("verify: %w", writeErr)
 	}
-	return verifyExit(&sum)
+	return verifyExit(sum)
 }
 
 // verifyExit is the run's exit code: 2 when a file could not be read

@@ -277,3 +277,139 @@ func TestOneCRCHome(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// goFiles calls fn with every non-test Go file of the module (its path
+// relative to the module root, with slashes) parsed whole.
+func goFiles(t *testing.T, fn func(rel string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		fn(filepath.ToSlash(rel), fset, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// importName is the name file f uses for the package at path ("" when it
+// does not import it).
+func importName(f *ast.File, path string) string {
+	for _, im := range f.Imports {
+		if p, _ := strconv.Unquote(im.Path.Value); p == path {
+			if im.Name != nil {
+				return im.Name.Name
+			}
+			return filepath.Base(path)
+		}
+	}
+	return ""
+}
+
+// TestOneWatcher: partition.Watcher is klog's one file system watcher (it
+// reports a full inotify table as the limit to raise, and the Follower built
+// on it keeps partition models current); no package outside partition
+// starts an fsnotify watcher of its own.
+func TestOneWatcher(t *testing.T) {
+	goFiles(t, func(rel string, fset *token.FileSet, f *ast.File) {
+		if strings.HasPrefix(rel, "partition/") {
+			return
+		}
+		name := importName(f, "github.com/fsnotify/fsnotify")
+		if name == "" {
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == name && (sel.Sel.Name == "NewWatcher" || sel.Sel.Name == "NewBufferedWatcher") {
+					t.Errorf("%s: fsnotify.%s: watch through partition.Watcher (or a partition.Follower)", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	})
+}
+
+// segmentListingExempt are the files whose job is every file of a
+// directory, not a partition's segments: the broker's recovery walk (swap,
+// cleaned and deleted files included), kafka-dump-log's dump of a
+// directory's files, the redacted copy of every file, and verify's check of
+// every file, strays included.
+var segmentListingExempt = map[string]string{
+	"recovery/plan.go":   "LogLoader's walk of every file (swap, cleaned, deleted)",
+	"dump/dir.go":        "kafka-dump-log's files of a directory argument, each dumped",
+	"redact/redact.go":   "the copy of every file of a partition",
+	"verify/classify.go": "verify checks every file, strays included",
+}
+
+// TestOnlyPartitionListsSegments: a partition's segments are listed in
+// package partition only (partition.Open's Dir, partition.Log's segments):
+// no function outside it both lists a directory (os.ReadDir, fs.ReadDir, a
+// File's ReadDir, Readdir or Readdirnames, filepath.Glob) and picks
+// segment files out of the listing (partition.ParseFileName,
+// partition.LogSuffix, a ".log" literal), except in the files whose job is
+// every file (segmentListingExempt).
+func TestOnlyPartitionListsSegments(t *testing.T) {
+	goFiles(t, func(rel string, fset *token.FileSet, f *ast.File) {
+		if strings.HasPrefix(rel, "partition/") || segmentListingExempt[rel] != "" {
+			return
+		}
+		fpName, partName := importName(f, "path/filepath"), importName(f, module+"partition")
+		check := func(body *ast.BlockStmt) {
+			var lists, picks token.Pos
+			ast.Inspect(body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					return false // checked on its own
+				case *ast.SelectorExpr:
+					x, _ := n.X.(*ast.Ident)
+					switch {
+					case n.Sel.Name == "ReadDir" || n.Sel.Name == "Readdir" || n.Sel.Name == "Readdirnames",
+						x != nil && x.Name == fpName && n.Sel.Name == "Glob":
+						lists = n.Pos()
+					case x != nil && partName != "" && x.Name == partName && (n.Sel.Name == "ParseFileName" || n.Sel.Name == "LogSuffix"):
+						picks = n.Pos()
+					}
+				case *ast.BasicLit:
+					if n.Kind == token.STRING && n.Value == `".log"` {
+						picks = n.Pos()
+					}
+				}
+				return true
+			})
+			if lists.IsValid() && picks.IsValid() {
+				t.Errorf("%s lists a directory and %s picks segment files from it: list a partition's segments through package partition (partition.Open, partition.Log)",
+					fset.Position(lists), fset.Position(picks))
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Body != nil {
+					check(n.Body)
+				}
+			case *ast.FuncLit:
+				check(n.Body)
+			}
+			return true
+		})
+	})
+}
