@@ -159,6 +159,9 @@ func (s *Server) deleteTopic(name string) error {
 	s.mu.Unlock()
 	var first error
 	for _, p := range t.parts {
+		if p == nil {
+			continue // a partition another broker holds
+		}
 		p.mu.Lock()
 		if p.app != nil {
 			if err := p.app.Close(); err != nil && first == nil {
