@@ -24,6 +24,7 @@ import (
 
 	"github.com/klog-dev/klog/internal/jsoncontract"
 	"github.com/klog-dev/klog/internal/safeio"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -353,4 +354,25 @@ func TestIdleTimeout(t *testing.T) {
 		t.Errorf("an idle connection stayed open past IdleTimeout")
 	}
 	busy.do(md)
+}
+
+// TestDeletePartialTopic: DeleteTopics of a topic the log dir holds only
+// some partitions of (t-0 and t-2) deletes those and skips the others.
+func TestDeletePartialTopic(t *testing.T) {
+	dir := t.TempDir()
+	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-0"))
+	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-2"))
+	_, addr := startServer(t, Config{LogDir: dir, Writable: true})
+	adm := kadm.NewClient(mustKgo(t, addr))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dr, err := adm.DeleteTopics(ctx, "t")
+	if err != nil || dr["t"].Err != nil {
+		t.Fatalf("delete: %v %+v", err, dr)
+	}
+	for _, p := range []string{"t-0", "t-2"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); !os.IsNotExist(err) {
+			t.Errorf("%s left after delete: %v", p, err)
+		}
+	}
 }
