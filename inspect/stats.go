@@ -167,11 +167,12 @@ type ProducerStat struct {
 }
 
 // HourStats is one UTC hour: Hour is its start in ISO-8601, HourMs in epoch
-// ms.
+// ms; the batches whose max timestamp falls in it, their records and bytes.
 type HourStats struct {
 	Hour    string `json:"hourTime"`
 	HourMs  int64  `json:"hourTimestamp"`
 	Batches int64  `json:"batches"`
+	Records int64  `json:"records"`
 	Bytes   int64  `json:"sizeBytes"`
 }
 
@@ -295,7 +296,7 @@ type producerAcc struct {
 	records         int64
 }
 
-type hourAcc struct{ batches, bytes int64 }
+type hourAcc struct{ batches, records, bytes int64 }
 
 type statsCollector struct {
 	opts      StatsOptions
@@ -495,6 +496,7 @@ func (c *statsCollector) batch(path string, b *format.Batch) {
 		c.hours[h] = ha
 	}
 	ha.batches++
+	ha.records += n
 	ha.bytes += size
 }
 
@@ -594,7 +596,7 @@ func (c *statsCollector) report() *StatsReport {
 	r.Hours = make([]HourStats, 0, len(hs))
 	for _, h := range hs {
 		a := c.hours[h]
-		r.Hours = append(r.Hours, HourStats{Hour: statsISOHour(h * msPerHour), HourMs: h * msPerHour, Batches: a.batches, Bytes: a.bytes})
+		r.Hours = append(r.Hours, HourStats{Hour: statsISOHour(h * msPerHour), HourMs: h * msPerHour, Batches: a.batches, Records: a.records, Bytes: a.bytes})
 	}
 	if r.Problems == nil {
 		r.Problems = []verify.Problem{}
