@@ -39,7 +39,7 @@ func int32Flags(c *cli.Context, names ...string) error {
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	cmds := []*cli.Command{dumpCommand, verifyCommand, produceCommand, fetchCommand, offsetsCommand, replicateCommand, recoverCommand, tailCommand, segmentsCommand, statsCommand, findCommand,
-		retentionCommand, diffCommand, redactCommand, serveCommand, metadataCommand, groupsCommand, transactionsCommand, lsCommand, tieredCommand, versionCommand, completionCommand}
+		retentionCommand, reportCommand, diffCommand, redactCommand, serveCommand, metadataCommand, groupsCommand, transactionsCommand, lsCommand, tieredCommand, versionCommand, completionCommand}
 	prepareCommands(cmds)
 	return &cli.App{
 		Name:      "klog",

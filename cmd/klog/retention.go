@@ -61,37 +61,9 @@ func runRetention(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := inspect.DefaultRetentionConfig()
-	if p := c.String(retentionConfigFlag.Name); p != "" {
-		data, err := safeio.ReadFile(p, safeio.MaxCheckpointBytes)
-		if err != nil {
-			return viewError("retention", err)
-		}
-		if cfg, err = inspect.ParseRetentionConfig(data, cfg); err != nil {
-			return usageError("retention: %s: %v", p, err)
-		}
-	}
-	if c.IsSet(retentionMsFlag.Name) {
-		cfg.RetentionMs = c.Int64(retentionMsFlag.Name)
-	}
-	if c.IsSet(retentionBytesFlag.Name) {
-		cfg.RetentionBytes = c.Int64(retentionBytesFlag.Name)
-	}
-	if c.IsSet(retentionPolicyFlag.Name) {
-		cfg.CleanupPolicy = c.String(retentionPolicyFlag.Name)
-	}
-	if err := cfg.Validate(); err != nil {
-		// Kafka refuses such a config: answering with it (a typo in the
-		// policy meaning "never delete") would mislead.
-		return usageError("retention: %v", err)
-	}
-	now := time.Now().UnixMilli()
-	if s := c.String(retentionNowFlag.Name); s != "" {
-		v, err := parseTime(s)
-		if err != nil {
-			return usageError("retention: --now: %v", err)
-		}
-		now = v
+	cfg, now, err := retentionConfig(c)
+	if err != nil {
+		return err
 	}
 	rep, err := inspect.Retention(args[0], inspect.RetentionOptions{Config: cfg, Now: now,
 		HighWatermark: c.Int64(retentionHWFlag.Name), LogStartOffset: c.Int64(retentionLSOFlag.Name), CleanerOffset: -1,
@@ -109,4 +81,44 @@ func runRetention(c *cli.Context) error {
 	}
 	n, first := rep.Findings()
 	return viewExit(c, false, n, first)
+}
+
+// retentionConfig reads the topic config (--config, then --retention-ms,
+// --retention-bytes, --cleanup-policy over it) and the clock (--now) of
+// retention and report.
+func retentionConfig(c *cli.Context) (inspect.RetentionConfig, int64, error) {
+	name := c.Command.Name
+	cfg := inspect.DefaultRetentionConfig()
+	if p := c.String(retentionConfigFlag.Name); p != "" {
+		data, err := safeio.ReadFile(p, safeio.MaxCheckpointBytes)
+		if err != nil {
+			return cfg, 0, viewError(name, err)
+		}
+		if cfg, err = inspect.ParseRetentionConfig(data, cfg); err != nil {
+			return cfg, 0, usageError("%s: %s: %v", name, p, err)
+		}
+	}
+	if c.IsSet(retentionMsFlag.Name) {
+		cfg.RetentionMs = c.Int64(retentionMsFlag.Name)
+	}
+	if c.IsSet(retentionBytesFlag.Name) {
+		cfg.RetentionBytes = c.Int64(retentionBytesFlag.Name)
+	}
+	if c.IsSet(retentionPolicyFlag.Name) {
+		cfg.CleanupPolicy = c.String(retentionPolicyFlag.Name)
+	}
+	if err := cfg.Validate(); err != nil {
+		// Kafka refuses such a config: answering with it (a typo in the
+		// policy meaning "never delete") would mislead.
+		return cfg, 0, usageError("%s: %v", name, err)
+	}
+	now := time.Now().UnixMilli()
+	if s := c.String(retentionNowFlag.Name); s != "" {
+		v, err := parseTime(s)
+		if err != nil {
+			return cfg, 0, usageError("%s: --now: %v", name, err)
+		}
+		now = v
+	}
+	return cfg, now, nil
 }
