@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/cluster"
@@ -426,6 +425,3 @@ func isoMs(ms int64) string {
 	}
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
-
-// shortDir is the last element of a partition directory, for labels.
-func shortDir(dir string) string { return strings.TrimSuffix(filepath.Base(dir), "/") }
