@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mattn/go-runewidth"
 	"github.com/olekukonko/tablewriter"
 )
 
@@ -20,8 +19,8 @@ type TableStyle struct {
 	// already written (segments of the next partition), so the header is
 	// not repeated and the stream stays one table for awk and sort.
 	SameHeader bool
-	// MaxWidth fits a table in this many columns by cutting the widest
-	// cells with "…" (0: no limit).
+	// MaxWidth fits a table in this many columns (0: no limit): see
+	// Layout.
 	MaxWidth int
 }
 
@@ -73,7 +72,7 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 		return writeTSV(w, header, rows)
 	}
 	if style.MaxWidth > 0 {
-		rows = fitRows(header, rows, style.MaxWidth)
+		header, rows = Layout(header, rows, style.MaxWidth)
 	}
 	t := tablewriter.NewWriter(w)
 	h := make([]any, len(header))
@@ -108,74 +107,6 @@ func writeTSV(w io.Writer, header []string, rows [][]string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// minCell is the narrowest a cut column gets.
-const minCell = 8
-
-// fitRows cuts the widest column's cells, one column at a time, until a
-// tablewriter table of these rows fits maxWidth columns ("│ a │ b │":
-// three columns of border per cell and one more).
-func fitRows(header []string, rows [][]string, maxWidth int) [][]string {
-	n := len(header)
-	width := make([]int, n)
-	measure := func(i int, cell string) {
-		for _, l := range strings.Split(cell, "\n") {
-			width[i] = max(width[i], runewidth.StringWidth(l))
-		}
-	}
-	for i, h := range header {
-		measure(i, h)
-	}
-	for _, r := range rows {
-		for i := 0; i < n && i < len(r); i++ {
-			measure(i, r[i])
-		}
-	}
-	total := func() int {
-		t := 1
-		for _, x := range width {
-			t += x + 3
-		}
-		return t
-	}
-	limit := append([]int(nil), width...)
-	for total() > maxWidth {
-		widest := 0
-		for i := range width {
-			if width[i] > width[widest] {
-				widest = i
-			}
-		}
-		if width[widest] <= minCell {
-			break
-		}
-		width[widest] = max(minCell, width[widest]-(total()-maxWidth))
-		limit[widest] = width[widest]
-	}
-	out := make([][]string, len(rows))
-	for j, r := range rows {
-		out[j] = make([]string, len(r))
-		for i, c := range r {
-			if i < n {
-				c = cutCell(c, limit[i])
-			}
-			out[j][i] = c
-		}
-	}
-	return out
-}
-
-// cutCell cuts each line of c to w display columns, ending a cut line
-// with "…".
-func cutCell(c string, w int) string {
-	lines := strings.Split(c, "\n")
-	for i, l := range lines {
-		if runewidth.StringWidth(l) > w {
-			lines[i] = runewidth.Truncate(l, w, "…")
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // ViewBytes is an exact byte count with its human form beside it:

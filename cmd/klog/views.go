@@ -210,6 +210,7 @@ func runSegments(c *cli.Context) error {
 				return err
 			}
 			// Report it and go on with the other partitions.
+			bar.clear()
 			out.Flush()
 			fmt.Fprintln(c.App.ErrWriter, "klog: segments: "+err.Error())
 			unreadable++
@@ -220,6 +221,9 @@ func runSegments(c *cli.Context) error {
 			first = f
 		}
 		findings += n
+		// The bar shares the terminal: clear it before the partition's
+		// lines, and let them out now, so that none lands after it.
+		bar.clear()
 		switch {
 		case format == "json":
 			err = inspect.WriteSegmentsJSON(out, ps)
@@ -236,6 +240,9 @@ func runSegments(c *cli.Context) error {
 			err = inspect.WriteSegmentsTable(styled(c, out, format), ps)
 		}
 		tables++
+		if err == nil {
+			err = out.Flush()
+		}
 		if err != nil {
 			return viewError("segments", err)
 		}

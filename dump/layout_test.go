@@ -1,0 +1,87 @@
+package dump
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+)
+
+func TestCutLine(t *testing.T) {
+	cases := []struct {
+		cell string
+		w    int
+		want string
+	}{
+		{"1121 (1.1 KiB)", 14, "1121 (1.1 KiB)"},
+		{"1121 (1.1 KiB)", 13, "1121"},
+		{"1121 (1.1 KiB)", 4, "1121"},
+		{"1121 (1.1 KiB)", 3, "11…"},
+		{"2023-11-14T22:30:00.004Z", 23, "2023-11-14T22:30Z"},
+		{"2023-11-14T22:30:00.004Z", 16, "2023-11-14T22:30"},
+		{"2023-11-14T22:30:00.004Z", 12, "2023-11-14"},
+		{"2023-11-14T22:30:00.004Z", 8, "2023-11…"},
+		{"none,gzip,snappy,lz4", 15, "none,gzip,+2"},
+		{"none,gzip,snappy,lz4", 7, "none,+3"},
+		{"delete: retention.ms", 12, "delete: ret…"},
+	}
+	for _, c := range cases {
+		if got := cutLine(c.cell, c.w); got != c.want {
+			t.Errorf("cutLine(%q, %d) = %q, want %q", c.cell, c.w, got, c.want)
+		}
+	}
+	// A cell of several lines keeps its first; later lines that do not fit
+	// go.
+	if got := cutTo("2023-11-14T22:30:00.004Z\n1700001000004", 10); got != "2023-11-14" {
+		t.Errorf("two lines cut to %q", got)
+	}
+}
+
+// TestLayoutOrder: headers abbreviate first, then columns drop (highest
+// Drop first), and only then are cells cut.
+func TestLayoutOrder(t *testing.T) {
+	header := []string{"base offset", "bytes", "index entries", "timeindex entries", "min timestamp"}
+	rows := [][]string{{"0", "1121 (1.1 KiB)", "4", "4", "2023-11-14T22:30:00.004Z"}}
+	width := func(h []string, r [][]string) int {
+		var b bytes.Buffer
+		if err := WriteTable(&b, h, r); err != nil {
+			t.Fatal(err)
+		}
+		w := 0
+		for _, l := range strings.Split(b.String(), "\n") {
+			w = max(w, runewidth.StringWidth(l))
+		}
+		return w
+	}
+	full := width(header, rows)
+	h, r := Layout(header, rows, full)
+	if strings.Join(h, "|") != strings.Join(header, "|") {
+		t.Errorf("a table that fits changed: %v", h)
+	}
+	h, r = Layout(header, rows, full-1)
+	if h[0] != "base" || len(h) != 5 || r[0][1] != "1121 (1.1 KiB)" {
+		t.Errorf("one column too wide: %v %v, want the headers abbreviated only", h, r)
+	}
+	h, r = Layout(header, rows, 56)
+	if strings.Join(h, "|") != "base|bytes|min ts" || r[0][1] != "1121 (1.1 KiB)" || r[0][2] != "2023-11-14T22:30:00.004Z" {
+		t.Errorf("56 columns: %v %v, want tidx and idx dropped, no cell cut", h, r)
+	}
+	if w := width(h, r); w > 56 {
+		t.Errorf("56 columns: drawn %d wide", w)
+	}
+	h, r = Layout(header, rows, 40)
+	if strings.Join(h, "|") != "base|bytes" || r[0][1] != "1121 (1.1 KiB)" {
+		t.Errorf("40 columns: %v %v, want min ts dropped too, bytes whole", h, r)
+	}
+	h, r = Layout(header, rows, 20)
+	if strings.Join(h, "|") != "base|bytes" || r[0][1] != "1121" {
+		t.Errorf("20 columns: %v %v, want bytes cut to its number", h, r)
+	}
+	for _, w := range []int{60, 40, 30, 20, 15} {
+		h, r := Layout(header, rows, w)
+		if got := width(h, r); got > w && len(h) > 1 {
+			t.Errorf("%d columns: drawn %d wide: %v %v", w, got, h, r)
+		}
+	}
+}
