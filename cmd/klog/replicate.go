@@ -33,6 +33,7 @@ var (
 	replStopFlag    = &cli.StringSliceFlag{Name: "stop", Usage: "ID@TICK: stop that follower at that tick (repeatable)"}
 	replRestartFlag = &cli.StringSliceFlag{Name: "restart", Usage: "ID@TICK: restart a stopped broker at that tick; it truncates where it diverges and catches up (repeatable)"}
 	replCrashFlag   = &cli.IntFlag{Name: "crash-leader-at", Value: -1, Usage: "stop the leader at this tick and elect an in-sync follower"}
+	replFormatFlag  = &cli.StringFlag{Name: "format", Value: "table", Usage: "table (the moments, fitted to the terminal), tsv, json (as --json) or mermaid (the run as a Mermaid sequence diagram)"}
 	replTimeoutFlag = &cli.DurationFlag{Name: "request-timeout", Value: 30 * time.Second, Usage: "an acks=all produce's timeout (request.timeout.ms): past it, REQUEST_TIMED_OUT"}
 )
 
@@ -46,15 +47,18 @@ writes it to each broker's replication-offset-checkpoint (so klog tail and
 klog offsets show it move). Producers use acks 0, 1 or all. Prints the moments
 table (one row per change) and a line per produce request; --format tsv prints
 them as tab-separated values under a header (the produce lines as # comments),
---format json (or --json) one line per RPC.`,
+--format json (or --json) one line per RPC, --format mermaid the run as a
+Mermaid sequence diagram: producer, leader, followers, consumer and group
+coordinator; ProduceRequest, each FetchRequest with its fetch offset, each
+FetchResponse with the high watermark, OffsetCommit; a note per tick.`,
 	Flags: []cli.Flag{replDirFlag, replBrokersFlag, replTopicFlag, replPartFlag, replPreloadFlag, replRecordsFlag, replEveryFlag,
 		replAcksFlag, replMinISRFlag, replLagFlag, replDelayFlag, replTickFlag, replTicksFlag, replStepFlag, replJSONFlag,
-		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag, replTimeoutFlag, formatFlag},
+		replGroupFlag, replCrashFlag, replStopFlag, replRestartFlag, replTimeoutFlag, replFormatFlag},
 	Action: runReplicate,
 }
 
 func runReplicate(c *cli.Context) error {
-	outFormat, err := outputFormat(c, replJSONFlag.Name)
+	outFormat, err := replicateFormat(c)
 	if err != nil {
 		return err
 	}
@@ -94,6 +98,9 @@ func runReplicate(c *cli.Context) error {
 	if jsonOut {
 		return nil
 	}
+	if outFormat == "mermaid" {
+		return cl.WriteMermaid(out, cfg.Tick)
+	}
 	header, rows := cl.Table(res, sc.Group != "")
 	table := styled(c, out, outFormat)
 	if err := dump.WriteTable(table, header, rows); err != nil {
@@ -103,6 +110,17 @@ func runReplicate(c *cli.Context) error {
 		fmt.Fprintf(table, "produce %d: offset %d: %s\n", i+1, call.BaseOffset, call.Status())
 	}
 	return nil
+}
+
+// replicateFormat is outputFormat with replicate's mermaid besides.
+func replicateFormat(c *cli.Context) (string, error) {
+	if c.String(replFormatFlag.Name) != "mermaid" {
+		return outputFormat(c, replJSONFlag.Name)
+	}
+	if c.Bool(replJSONFlag.Name) {
+		return "", usageError("replicate: --json and --format mermaid exclude each other")
+	}
+	return "mermaid", nil
 }
 
 // replicateConfig reads the flags into the cluster's configuration and the
