@@ -224,33 +224,40 @@ func runSegments(c *cli.Context) error {
 		// The bar shares the terminal: clear it before the partition's
 		// lines, and let them out now, so that none lands after it.
 		bar.clear()
-		switch {
-		case format == "json":
-			err = inspect.WriteSegmentsJSON(out, ps)
-		case format == "tsv":
-			// One table for the whole run: the header once, each partition
-			// after its "# DIR" comment line, no blank line between.
-			w := styled(c, out, format).(*dump.StyledWriter)
-			w.Style.SameHeader = tables > 0
-			err = inspect.WriteSegmentsTable(w, ps)
-		default:
-			if tables > 0 {
-				out.WriteString("\n")
-			}
-			err = inspect.WriteSegmentsTable(styled(c, out, format), ps)
-		}
-		tables++
-		if err == nil {
-			err = out.Flush()
-		}
-		if err != nil {
+		if err := writeSegments(c, out, format, ps, tables > 0); err != nil {
 			return viewError("segments", err)
 		}
+		tables++
 	}
 	if err := out.Flush(); err != nil {
 		return viewError("segments", err)
 	}
 	return viewExit(c, unreadable > 0, findings, first)
+}
+
+// writeSegments writes one partition's segments in format and flushes
+// them; more says a partition was written before.
+func writeSegments(c *cli.Context, out *bufio.Writer, format string, ps *inspect.PartitionSegments, more bool) error {
+	var err error
+	switch {
+	case format == "json":
+		err = inspect.WriteSegmentsJSON(out, ps)
+	case format == "tsv":
+		// One table for the whole run: the header once, each partition
+		// after its "# DIR" comment line, no blank line between.
+		w := styled(c, out, format).(*dump.StyledWriter)
+		w.Style.SameHeader = more
+		err = inspect.WriteSegmentsTable(w, ps)
+	default:
+		if more {
+			out.WriteString("\n")
+		}
+		err = inspect.WriteSegmentsTable(styled(c, out, format), ps)
+	}
+	if err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // viewExit ends a view whose output is complete: after it, one line on
