@@ -98,6 +98,7 @@ var Columns = map[string]Column{
 	// tail --table
 	"last batch utc":  {Short: "last batch"},
 	"batches per sec": {Short: "rate"},
+	"lag trend":       {Short: "trend", Drop: 2},
 	"records":         {Short: "recs"},
 	"first offset":    {Short: "first"},
 	"producer epoch":  {Short: "p epoch", Drop: 2},

@@ -205,7 +205,8 @@ func Build(ctx context.Context, paths []string, opts Options) (*Report, error) {
 // retention; files are its .log files.
 func partitionOf(ctx context.Context, pd *cluster.PartitionDir, logDir int, opts Options) (*Partition, []string) {
 	p := &Partition{Topic: pd.Topic, Partition: pd.Partition, Broker: pd.LogDir.BrokerID, Dir: pd.Path, LogDir: logDir,
-		LogStartOffset: -1, LogEndOffset: -1, Codecs: []string{}, Segments: []inspect.SegmentRow{}, Hours: []inspect.HourStats{}}
+		LogStartOffset: -1, LogEndOffset: -1, Codecs: []string{}, Segments: []inspect.SegmentRow{}, Hours: []inspect.HourStats{},
+		Retention: []inspect.RetentionSegment{}}
 	segs, err := inspect.Segments(ctx, pd.Path, inspect.SegmentsOptions{MaxBatchBytes: opts.MaxBatchBytes,
 		MaxDecompressedBytes: opts.MaxDecompressedBytes, Jobs: opts.Jobs})
 	if err != nil {
@@ -241,9 +242,6 @@ func partitionOf(ctx context.Context, pd *cluster.PartitionDir, logDir int, opts
 	} else {
 		p.Retention, p.RetentionSummary = rr.Segments, &rr.Summary
 		p.LogStartOffset, p.LogEndOffset = rr.Summary.LogStartOffset, rr.Summary.LogEndOffset
-	}
-	if p.Retention == nil {
-		p.Retention = []inspect.RetentionSegment{}
 	}
 	return p, files
 }

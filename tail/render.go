@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/klog-dev/klog/dump"
@@ -483,6 +484,7 @@ type tableRow struct {
 	leo, hw   int64
 	lastBatch time.Time
 	rate      batchRate
+	lag       lagHistory
 }
 
 // NewTable is the live table renderer: one row per partition, redrawn in
@@ -507,6 +509,9 @@ func (t *tailTable) Event(ev Event) error {
 	if r == nil {
 		r = &tableRow{label: partitionLabel(&ev)}
 		t.rows[ev.Dir] = r
+	}
+	if changed := r.leo != ev.LogEndOffset || r.hw != ev.HighWatermark || r.lag.n == 0; changed && ev.HighWatermark >= 0 {
+		r.lag.add(ev.LogEndOffset - ev.HighWatermark)
 	}
 	r.leo, r.hw = ev.LogEndOffset, ev.HighWatermark
 	if ev.Type == TypeBatch {
@@ -559,7 +564,11 @@ func (t *tailTable) draw(now time.Time) error {
 		if !r.lastBatch.IsZero() {
 			last = r.lastBatch.UTC().Format("15:04:05.000")
 		}
-		rows = append(rows, []string{l, strconv.FormatInt(r.leo, 10), hw, gap, last,
+		trend := "-"
+		if r.lag.n > 0 {
+			trend = r.lag.sparkline()
+		}
+		rows = append(rows, []string{l, strconv.FormatInt(r.leo, 10), hw, gap, trend, last,
 			strconv.FormatFloat(r.rate.per(now), 'f', 1, 64)})
 	}
 	t.buf.Reset()
@@ -577,7 +586,59 @@ func (t *tailTable) draw(now time.Time) error {
 
 // tableHeader: tablewriter upper-cases headers and spaces out punctuation
 // ("LEO − HW").
-var tableHeader = []string{"partition", "LEO", "HW", "LEO−HW", "last batch UTC", "batches per sec"}
+var tableHeader = []string{"partition", "LEO", "HW", "LEO−HW", "lag trend", "last batch UTC", "batches per sec"}
+
+// lagHistory is the last lagSamples values of a partition's lag (LEO −
+// HW: what the followers have not yet acknowledged), one per change.
+type lagHistory struct {
+	v [lagSamples]int64
+	n int // samples taken (the last min(n, lagSamples) are kept)
+}
+
+const lagSamples = 12
+
+func (h *lagHistory) add(lag int64) {
+	h.v[h.n%lagSamples] = lag
+	h.n++
+}
+
+// values are the kept samples, oldest first.
+func (h *lagHistory) values() []int64 {
+	k := min(h.n, lagSamples)
+	out := make([]int64, 0, k)
+	for i := h.n - k; i < h.n; i++ {
+		out = append(out, h.v[i%lagSamples])
+	}
+	return out
+}
+
+// sparkline draws the samples with the eighth blocks ▁ to █: ▁ is no lag,
+// █ the largest lag of the window, the rest in proportion (any lag at
+// all is at least ▂).
+func (h *lagHistory) sparkline() string { return Sparkline(h.values()) }
+
+// Sparkline draws non-negative values as a line of eighth blocks, scaled
+// to their maximum: 0 is ▁, the maximum █, any other value at least ▂.
+func Sparkline(vals []int64) string {
+	const blocks = "▁▂▃▄▅▆▇█"
+	bs := []rune(blocks)
+	var top int64
+	for _, v := range vals {
+		top = max(top, v)
+	}
+	var b strings.Builder
+	for _, v := range vals {
+		i := 0
+		if v > 0 && top > 0 {
+			i = 1 + int((v-1)*int64(len(bs)-2)/max(top-1, 1))
+			if v == top {
+				i = len(bs) - 1
+			}
+		}
+		b.WriteRune(bs[i])
+	}
+	return b.String()
+}
 
 // batchRate counts batches in one-second buckets over the last
 // rateWindow seconds.
