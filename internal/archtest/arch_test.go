@@ -50,7 +50,6 @@ var rank = map[string]int{
 	"replicate":     5,
 	"inspect":       6,
 	"cluster":       7,
-	"report":        8, // gathers the other packages' answers into one page
 	"dump":          5,
 	"serve":         5,
 	"cmd/klog":      9,
