@@ -62,6 +62,7 @@ var Columns = map[string]Column{
 	"segment id":                {Short: "seg id", Drop: 4},
 	"leader epochs":             {Short: "epochs", Drop: 3},
 	"objects":                   {Drop: 5},
+	"object":                    {Drop: 3},
 	// diff
 	"extra batches":  {Short: "x batch", Drop: 3},
 	"extra records":  {Short: "x recs"},
@@ -373,6 +374,14 @@ func cutLine(l string, w int) string {
 			return f
 		}
 	}
+	if isPath(l) && w > 1 {
+		// Too narrow for a whole file name: its end still tells it.
+		r := []rune(l)
+		for len(r) > 0 && runewidth.StringWidth(string(r)) > w-1 {
+			r = r[1:]
+		}
+		return "…" + string(r)
+	}
 	return runewidth.Truncate(l, w, "…")
 }
 
@@ -389,7 +398,7 @@ func shorterForms(l string) []string {
 		// "2 (writing it)", "32 (active)": the value before its aside.
 		return []string{m[1]}
 	}
-	if strings.Contains(l, "/") && !strings.Contains(l, " ") {
+	if isPath(l) {
 		// A path: its end names the file.
 		parts := strings.Split(l, "/")
 		var out []string
@@ -409,6 +418,9 @@ func shorterForms(l string) []string {
 	}
 	return nil
 }
+
+// isPath: a line with a slash and no space is a path (or an object key).
+func isPath(l string) bool { return strings.Contains(l, "/") && !strings.Contains(l, " ") }
 
 func itoa(n int) string {
 	if n < 10 {

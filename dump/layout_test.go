@@ -25,6 +25,9 @@ func TestCutLine(t *testing.T) {
 		{"none,gzip,snappy,lz4", 15, "none,gzip,+2"},
 		{"none,gzip,snappy,lz4", 7, "none,+3"},
 		{"delete: retention.ms", 12, "delete: ret…"},
+		{"a/b/00000000000000000016.log", 28, "a/b/00000000000000000016.log"},
+		{"a/b/00000000000000000016.log", 26, "…/00000000000000000016.log"},
+		{"a/b/00000000000000000016.log", 8, "…016.log"},
 	}
 	for _, c := range cases {
 		if got := cutLine(c.cell, c.w); got != c.want {

@@ -38,6 +38,8 @@ func TestTablesFit(t *testing.T) {
 		{"tail table", []string{"tail", "--table", "--from-beginning", "--timeout", "300ms", p}, []string{`│ topic-0`, `│ 49\b`}},
 		{"tiered ls", []string{"tiered", "ls", "--remote", filepath.Join(tiered, "remote"), "--log-dir", filepath.Join(tiered, "broker-logdir")},
 			[]string{`│ COPY_SEGMENT_FINISHED`, `│ 8 +│ 13 `}},
+		{"tiered retention", []string{"tiered", "retention", "--remote", filepath.Join(tiered, "remote"), "--log-dir", filepath.Join(tiered, "broker-logdir"),
+			"--topic", "orders", "--partition", "0", "--now", "2023-11-20T00:00:00Z"}, []string{`│ kept`, `│ 2023-11-21`, `│ 14 +│ 21 `}},
 	}
 	for _, v := range views {
 		for _, width := range []int{60, 80, 120, 200} {
