@@ -58,11 +58,11 @@ func TestLayoutOrder(t *testing.T) {
 		return w
 	}
 	full := width(header, rows)
-	h, r := Layout(header, rows, full)
+	h, _ := Layout(header, rows, full)
 	if strings.Join(h, "|") != strings.Join(header, "|") {
 		t.Errorf("a table that fits changed: %v", h)
 	}
-	h, r = Layout(header, rows, full-1)
+	h, r := Layout(header, rows, full-1)
 	if h[0] != "base" || len(h) != 5 || r[0][1] != "1121 (1.1 KiB)" {
 		t.Errorf("one column too wide: %v %v, want the headers abbreviated only", h, r)
 	}
