@@ -151,19 +151,79 @@ func (s *Store) DeleteGroup(group string) error {
 	return s.append(group, []format.Record{{Key: key, Timestamp: s.now().UnixMilli()}})
 }
 
-func (s *Store) append(group string, recs []format.Record) error {
+// TxnCommit appends a group's offsets committed in a transaction
+// (TxnOffsetCommit) as one transactional batch of the producer, as the
+// group coordinator's runtime writes it (CoordinatorRuntime: base
+// sequence 0, partition leader epoch -1): they count once the
+// transaction's COMMIT marker follows (State's load, EndTxn).
+func (s *Store) TxnCommit(group string, producerID int64, epoch int16, commits []Commit) error {
+	if len(commits) == 0 {
+		return nil
+	}
+	recs := make([]format.Record, 0, len(commits))
+	for _, c := range commits {
+		key, val, err := internaltopic.AppendOffsetCommit(nil, nil, internaltopic.OffsetCommitKey{Group: group, Topic: c.Topic, Partition: c.Partition},
+			internaltopic.OffsetCommitValue{Offset: c.Offset, LeaderEpoch: c.LeaderEpoch, Metadata: c.Metadata, CommitTimestamp: c.CommitTimestamp})
+		if err != nil {
+			return err
+		}
+		recs = append(recs, format.Record{Key: key, Value: val, Timestamp: c.CommitTimestamp})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := Partition(group)
+	a, err := s.appender(Partition(group))
+	if err != nil {
+		return err
+	}
+	leo := a.LogEndOffset()
+	for i := range recs {
+		recs[i].Offset = leo + int64(i)
+	}
+	h := &format.Batch{Magic: format.MagicV2, BaseOffset: leo, PartitionLeaderEpoch: -1, Attributes: 0x10,
+		ProducerID: producerID, ProducerEpoch: epoch, BaseSequence: 0}
+	format.PrepareBatch(h, recs)
+	var c format.Compressor
+	raw, err := c.AppendBatch(nil, h, recs)
+	if err != nil {
+		return err
+	}
+	_, err = a.AppendRaw(raw)
+	return err
+}
+
+// EndTxn appends a transaction's COMMIT or ABORT marker to partition n
+// (the transaction coordinator's WriteTxnMarkers to __consumer_offsets-n).
+func (s *Store) EndTxn(n int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.appender(n)
+	if err != nil {
+		return err
+	}
+	_, err = a.WriteTxnMarker(producerID, epoch, commit, coordinatorEpoch)
+	return err
+}
+
+func (s *Store) appender(n int32) (*produce.Appender, error) {
 	a := s.apps[n]
 	if a == nil {
 		var err error
 		if a, err = produce.Open(s.partitionDir(n), s.opts); err != nil {
-			return err
+			return nil, err
 		}
 		s.apps[n] = a
 	}
-	_, err := a.Append(&produce.Batch{Records: recs})
+	return a, nil
+}
+
+func (s *Store) append(group string, recs []format.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, err := s.appender(Partition(group))
+	if err != nil {
+		return err
+	}
+	_, err = a.Append(&produce.Batch{Records: recs})
 	return err
 }
 

@@ -44,6 +44,19 @@ func (l *Log) Appended(b *format.Batch, coordinatorEpoch int32) {
 	l.notify()
 }
 
+// TxnIndexCreated records that the writer created the .txnindex (path)
+// of the segment with base offset base, so that reads of aborted
+// transactions look in it.
+func (l *Log) TxnIndexCreated(base int64, path string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.segs {
+		if l.segs[i].BaseOffset == base {
+			l.segs[i].TxnIndex = path
+		}
+	}
+}
+
 // Rolled reads the segments again after the writer rolled a new one (or
 // created the first).
 func (l *Log) Rolled() error {

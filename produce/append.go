@@ -122,8 +122,31 @@ func (a *Appender) EndTxn(producerID int64, epoch int16, commit bool, coordinato
 	if !ok || p.TxnFirstOffset < 0 {
 		return Result{}, errors.New("produce: producer " + strconv.FormatInt(producerID, 10) + " has no open transaction in this partition")
 	}
-	if epoch < p.Epoch {
-		return Result{}, &FencedError{ProducerID: producerID, Epoch: epoch, Current: p.Epoch}
+	return a.marker(producerID, epoch, commit, coordinatorEpoch)
+}
+
+// WriteTxnMarker writes a transaction's COMMIT or ABORT marker as a
+// broker answers a coordinator's WriteTxnMarkers: whether or not the
+// producer has a transaction open in this partition (a partition added to
+// a transaction that got no batch still gets its marker, and nothing goes
+// to the .txnindex for it), and with an epoch that may be above the
+// producer's (the coordinator's bump, KIP-890). An older epoch is refused
+// (FencedError).
+func (a *Appender) WriteTxnMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (Result, error) {
+	return a.marker(producerID, epoch, commit, coordinatorEpoch)
+}
+
+func (a *Appender) marker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (Result, error) {
+	p, ok, err := a.log.Producer(producerID)
+	if err != nil {
+		return Result{}, err
+	}
+	first := int64(-1)
+	if ok {
+		if epoch < p.Epoch {
+			return Result{}, &FencedError{ProducerID: producerID, Epoch: epoch, Current: p.Epoch}
+		}
+		first = p.TxnFirstOffset
 	}
 	typ := format.ControlAbort
 	if commit {
@@ -147,24 +170,30 @@ func (a *Appender) EndTxn(producerID int64, epoch int16, commit bool, coordinato
 	// marker with a bumped epoch also clears the producer's batches
 	// (ProducerStateEntry.maybeUpdateProducerEpoch), so its next batch
 	// starts at sequence 0.
-	res, err := a.write(a.buf, h, coordinatorEpoch)
-	if err != nil {
-		return res, err
+	if !commit && first >= 0 {
+		a.abortTxn(producerID, first, leo)
 	}
-	if !commit {
-		return res, a.abortedTxn(producerID, p.TxnFirstOffset, res.LastOffset)
-	}
-	return res, nil
+	return a.write(a.buf, h, coordinatorEpoch)
 }
 
-// abortedTxn records an aborted transaction in the active segment's
-// .txnindex, with the last stable offset after its marker at lastOffset.
-func (a *Appender) abortedTxn(producerID, first, lastOffset int64) error {
+// abortTxn notes the aborted transaction the marker being written at
+// lastOffset ends, for the active segment's .txnindex: its entry is
+// written with the marker, before the model takes the marker (flush), so
+// that no read_committed reader sees the last stable offset pass the
+// marker without the transaction in the index. Its last stable offset is
+// the one after the marker (ProducerStateManager.lastStableOffset of the
+// completed transaction): the first offset of another producer's open
+// transaction, else the offset after the marker.
+func (a *Appender) abortTxn(producerID, first, lastOffset int64) {
 	lso := lastOffset + 1
-	if f := a.log.FirstUnstableOffset(); f >= 0 && f < lso {
-		lso = f
+	if entries, err := a.log.ProducerEntries(); err == nil {
+		for _, e := range entries {
+			if e.ProducerID != producerID && e.CurrentTxnFirstOffset >= 0 && e.CurrentTxnFirstOffset < lso {
+				lso = e.CurrentTxnFirstOffset
+			}
+		}
 	}
-	return a.appendTxnIndex(format.AbortedTxn{ProducerID: producerID, FirstOffset: first, LastOffset: lastOffset, LastStableOffset: lso})
+	a.abort = &format.AbortedTxn{ProducerID: producerID, FirstOffset: first, LastOffset: lastOffset, LastStableOffset: lso}
 }
 
 // AppendRaw appends an already encoded v2 batch byte for byte, as a
@@ -208,14 +237,12 @@ func (a *Appender) AppendRaw(raw []byte) (Result, error) {
 			first = p.TxnFirstOffset
 		}
 	}
+	if abort && first >= 0 {
+		a.abortTxn(b.ProducerID, first, b.LastOffset())
+	}
 	res, err := a.write(raw, b, coordinatorEpoch)
 	if err != nil {
 		return res, err
-	}
-	if abort && first >= 0 {
-		if err := a.abortedTxn(b.ProducerID, first, b.LastOffset()); err != nil {
-			return res, err
-		}
 	}
 	if b.TimestampType() == format.LogAppendTime {
 		res.LogAppendTime = b.MaxTimestamp
@@ -261,6 +288,9 @@ type stagedBatch struct {
 	h                format.Batch
 	coordinatorEpoch int32
 	res              Result
+	// abort is the aborted transaction an ABORT marker ends (abortTxn),
+	// written to the .txnindex with the batch, before the model takes it.
+	abort *format.AbortedTxn
 }
 
 // nextOffset is the offset the next staged batch gets.
@@ -314,7 +344,9 @@ func (a *Appender) staged(h *format.Batch, n0 int, coordinatorEpoch int32, lat i
 	}
 	s.bytesSinceIndex += size
 	h.Pos, h.BatchLength = pos, int32(size-format.LogOverhead)
-	st.heads = append(st.heads, stagedBatch{h: *h, coordinatorEpoch: coordinatorEpoch,
+	abort := a.abort
+	a.abort = nil
+	st.heads = append(st.heads, stagedBatch{h: *h, coordinatorEpoch: coordinatorEpoch, abort: abort,
 		res: Result{BaseOffset: h.BaseOffset, LastOffset: lastOffset, LogAppendTime: lat, Position: pos, Segment: s.log.Name(), Size: size}})
 	if len(st.log) >= flushBytes || a.opts.Sync == SyncBatch {
 		return a.flush(sent)
@@ -336,7 +368,13 @@ func (a *Appender) flush(sent func(Result)) error {
 	}
 	s := a.seg
 	defer a.unstage()
-	if err := a.writeStaged(); err != nil {
+	err := a.writeStaged()
+	for i := range st.heads {
+		if t := st.heads[i].abort; t != nil && err == nil {
+			err = a.appendTxnIndex(*t)
+		}
+	}
+	if err != nil {
 		*s = st.prev
 		return errors.Join(err, s.log.Truncate(s.size), s.index.Truncate(s.indexSize), s.timeindex.Truncate(s.timeIndexSize))
 	}
@@ -437,6 +475,9 @@ func (a *Appender) appendTxnIndex(t format.AbortedTxn) error {
 			return err
 		}
 		s.txnindex = f
+		// The model lists the segment's files: a read_committed read
+		// looks for aborted transactions in this one from now on.
+		a.log.TxnIndexCreated(s.base, f.Name())
 	}
 	_, err := s.txnindex.Write(format.AppendAbortedTxn(nil, t))
 	return err

@@ -158,6 +158,9 @@ type Appender struct {
 	lock   *os.File           // the partition directory's writer lock
 	broker *safeio.BrokerLock // the log dir's .lock, held shared
 	seg    *segment
+	// abort is the aborted transaction whose marker is being written
+	// (abortTxn), for the .txnindex.
+	abort *format.AbortedTxn
 	// log is the partition's model, which the Appender keeps current:
 	// the log end offset, the producer state and the leader epoch cache
 	// are its.

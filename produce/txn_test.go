@@ -421,3 +421,41 @@ func TestMarkerWithNewEpoch(t *testing.T) {
 		wantSeq(t, batches, r, 5, 1, 0)
 	}
 }
+
+// TestAbortSeenByTheModel: the .txnindex entry of an abort is in the model
+// (partition.Log, what serve's read_committed fetches read) as soon as the
+// marker is, in a segment that had no .txnindex, also when the marker
+// rolls the segment; a partition added to a transaction that got no batch
+// gets its marker (WriteTxnMarker) and no entry.
+func TestAbortSeenByTheModel(t *testing.T) {
+	t.Parallel()
+	for _, segBytes := range []int64{0, 150} {
+		dir := t.TempDir()
+		a := open(t, dir, produce.Options{SegmentBytes: segBytes})
+		first := idem(t, a, 7, 0, 2, true)
+		abort, err := a.EndTxn(7, 0, false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var base int64
+		for _, s := range a.Log().Segments() {
+			if s.BaseOffset <= abort.BaseOffset {
+				base = s.BaseOffset
+			}
+		}
+		got, err := a.Log().AbortedTxns(nil, base, first.BaseOffset, 0, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ProducerID != 7 || got[0].FirstOffset != first.BaseOffset {
+			t.Errorf("segment bytes %d: the model's aborted transactions %+v, want producer 7 from %d", segBytes, got, first.BaseOffset)
+		}
+		if _, err := a.WriteTxnMarker(8, 0, true, 0); err != nil {
+			t.Errorf("a marker for a producer with no batch here: %v", err)
+		}
+		if _, err := a.WriteTxnMarker(7, -1, false, 0); err == nil {
+			t.Error("a marker with an epoch older than the producer's was written")
+		}
+		closeA(t, a)
+	}
+}

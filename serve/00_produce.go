@@ -80,8 +80,6 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 		code = kerr.TopicAuthorizationFailed.Code
 		m := cn.principal() + " may read only"
 		msg = &m
-	case r.TransactionID != nil:
-		code = kerr.TransactionalIDAuthorizationFailed.Code
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		code = kerr.InvalidRequiredAcks.Code
 	}
@@ -95,7 +93,9 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 			p.BaseOffset, p.LogAppendTime, p.LogStartOffset = -1, -1, -1
 			p.ErrorCode, p.ErrorMessage = code, msg
 			if code == 0 {
-				res := s.producePartition(r.Version, rt.Topic, rp.Partition, rp.Records)
+				res := s.producePartition(r.Version, rt.Topic, rp.Partition, rp.Records, func(b *format.Batch) (bool, produceResult) {
+					return cn.checkTxnBatch(r, rt.Topic, rp.Partition, b)
+				})
 				p.ErrorCode = res.code
 				if res.msg != "" && r.Version >= 8 {
 					m := res.msg
@@ -132,8 +132,10 @@ type produceResult struct {
 }
 
 // producePartition checks one partition's records in the broker's order
-// (validate.go) and appends them.
-func (s *Server) producePartition(version int16, topic string, partition int32, raw []byte) produceResult {
+// (validate.go), then a transactional batch with the transaction
+// coordinator (txn, checkTxnBatch), and appends them.
+func (s *Server) producePartition(version int16, topic string, partition int32, raw []byte,
+	txn func(*format.Batch) (bool, produceResult)) produceResult {
 	fail := func(r *refuseProduce) produceResult {
 		return produceResult{code: r.code, msg: r.msg, records: r.records}
 	}
@@ -155,15 +157,44 @@ func (s *Server) producePartition(version int16, topic string, partition int32, 
 	if r != nil {
 		return fail(r)
 	}
-	return sp.produce(b, raw, now)
+	inTxn, res := txn(b)
+	if res.code != 0 {
+		return res
+	}
+	return sp.produce(b, raw, now, inTxn)
+}
+
+// checkTxnBatch asks the transaction coordinator whether a transactional
+// batch may be appended (txn.go's produceCheck: the partition joins the
+// transaction under transactions v2, Produce v12+, and must be in it
+// otherwise). txn reports that the batch is transactional and accepted.
+func (cn *conn) checkTxnBatch(r *kmsg.ProduceRequest, topic string, partition int32, b *format.Batch) (txn bool, res produceResult) {
+	if !b.IsTransactional() {
+		return false, res
+	}
+	if r.TransactionID == nil || *r.TransactionID == "" {
+		return false, produceResult{code: kerr.InvalidRecord.Code, msg: "a transactional batch needs the request's transactional id"}
+	}
+	c := cn.s.groups
+	out, err := c.call(cn, r.Key(), kerr.NotCoordinator.Code, func(w *waiter) {
+		c.produceCheck(*r.TransactionID, b.ProducerID, b.ProducerEpoch, tp{Topic: topic, Partition: partition}, r.Version >= 12, r.Version, w)
+	})
+	if err != nil {
+		return false, produceResult{code: kerr.NotCoordinator.Code, msg: err.Error()}
+	}
+	if code := out.(int16); code != 0 {
+		return false, produceResult{code: code}
+	}
+	return true, res
 }
 
 // produce appends one partition's validated batch (raw, the request
-// buffer, which it changes: the broker-assigned fields).
-func (p *part) produce(b *format.Batch, raw []byte, now int64) produceResult {
+// buffer, which it changes: the broker-assigned fields); txn accepts a
+// transactional batch the transaction coordinator has checked.
+func (p *part) produce(b *format.Batch, raw []byte, now int64, txn bool) produceResult {
 	fail := func(code int16, msg string) produceResult { return produceResult{code: code, msg: msg} }
-	if b.IsTransactional() {
-		return fail(kerr.TransactionalIDAuthorizationFailed.Code, "klog serve has no transaction coordinator")
+	if b.IsTransactional() && !txn {
+		return fail(kerr.InvalidTxnState.Code, "a transactional batch the transaction coordinator did not accept")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -17,6 +17,7 @@ package serve
 import (
 	"sort"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -34,12 +35,12 @@ func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) (kmsg.Response, er
 		if r.Topics == nil && r.Version < 2 {
 			topics = []reqTopic{}
 		}
-		for _, t := range cn.offsetsFor(r.Group, topics, r.Topics == nil) {
+		for _, t := range cn.offsetsFor(r.Group, topics, r.Topics == nil, r.Version >= 7 && r.RequireStable) {
 			rt := kmsg.NewOffsetFetchResponseTopic()
 			rt.Topic = t.topic
 			for _, p := range t.parts {
 				rp := kmsg.NewOffsetFetchResponseTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.Offset, p.c.LeaderEpoch
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.part, p.c.Offset, p.c.LeaderEpoch, p.code
 				md := p.c.Metadata
 				rp.Metadata = &md
 				rt.Partitions = append(rt.Partitions, rp)
@@ -55,12 +56,12 @@ func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) (kmsg.Response, er
 		for _, t := range g.Topics {
 			topics = append(topics, reqTopic{t.Topic, t.Partitions})
 		}
-		for _, t := range cn.offsetsFor(g.Group, topics, g.Topics == nil) {
+		for _, t := range cn.offsetsFor(g.Group, topics, g.Topics == nil, r.RequireStable) {
 			rt := kmsg.NewOffsetFetchResponseGroupTopic()
 			rt.Topic = t.topic
 			for _, p := range t.parts {
 				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-				rp.Partition, rp.Offset, rp.LeaderEpoch = p.part, p.c.Offset, p.c.LeaderEpoch
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p.part, p.c.Offset, p.c.LeaderEpoch, p.code
 				md := p.c.Metadata
 				rp.Metadata = &md
 				rt.Partitions = append(rt.Partitions, rp)
@@ -80,6 +81,7 @@ type reqTopic struct {
 type partOffset struct {
 	part int32
 	c    committed
+	code int16
 }
 
 type topicOffsets struct {
@@ -87,33 +89,46 @@ type topicOffsets struct {
 	parts []partOffset
 }
 
-// offsetsFor answers the named partitions, or all committed ones.
-func (cn *conn) offsetsFor(group string, topics []reqTopic, all bool) []topicOffsets {
-	got := cn.s.groups.fetchOffsets(group)
+// offsetsFor answers the named partitions, or all committed ones. With
+// stable (RequireStable, KIP-447), a partition an open transaction holds
+// an offset for is UNSTABLE_OFFSET_COMMIT with no offset, as Kafka's
+// OffsetMetadataManager answers it, so that a new member waits out the
+// transaction.
+func (cn *conn) offsetsFor(group string, topics []reqTopic, all, stable bool) []topicOffsets {
+	got, pending := cn.s.groups.fetchOffsetsStable(group)
 	none := committed{Offset: -1, LeaderEpoch: -1}
 	var out []topicOffsets
 	if all {
 		by := map[string][]partOffset{}
 		for k, c := range got {
-			by[k.Topic] = append(by[k.Topic], partOffset{k.Partition, c})
+			by[k.Topic] = append(by[k.Topic], partOffset{part: k.Partition, c: c})
 		}
 		for t, ps := range by {
 			sort.Slice(ps, func(i, j int) bool { return ps[i].part < ps[j].part })
 			out = append(out, topicOffsets{t, ps})
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].topic < out[j].topic })
-		return out
-	}
-	for _, t := range topics {
-		to := topicOffsets{topic: t.topic}
-		for _, p := range t.parts {
-			c, ok := got[tp{Topic: t.topic, Partition: p}]
-			if !ok {
-				c = none
+	} else {
+		for _, t := range topics {
+			to := topicOffsets{topic: t.topic}
+			for _, p := range t.parts {
+				c, ok := got[tp{Topic: t.topic, Partition: p}]
+				if !ok {
+					c = none
+				}
+				to.parts = append(to.parts, partOffset{part: p, c: c})
 			}
-			to.parts = append(to.parts, partOffset{p, c})
+			out = append(out, to)
 		}
-		out = append(out, to)
+	}
+	if stable {
+		for i := range out {
+			for j, p := range out[i].parts {
+				if pending[tp{Topic: out[i].topic, Partition: p.part}] {
+					out[i].parts[j] = partOffset{part: p.part, c: none, code: kerr.UnstableOffsetCommit.Code}
+				}
+			}
+		}
 	}
 	return out
 }

@@ -19,17 +19,22 @@ import (
 func init() { register(10, 0, 6, (*conn).handleFindCoordinator) }
 
 // handleFindCoordinator names this broker (in a replay, the replay's
-// coordinator) as every group's coordinator.
-// Transaction coordinators are not offered (no transactions coordinator).
+// coordinator) as every group's and every transactional id's coordinator
+// (it leads every partition of __consumer_offsets and
+// __transaction_state). Share groups' coordinators are not offered.
 func (cn *conn) handleFindCoordinator(r *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	node, host, port := cn.s.coordinatorAddr()
 	code := int16(0)
 	var msg *string
-	if r.CoordinatorType != 0 {
+	switch r.CoordinatorType {
+	case 0, 1:
+	case 2:
 		code = kerr.CoordinatorNotAvailable.Code
-		m := "klog serve has no transaction coordinator"
+		m := "klog serve has no share group coordinator"
 		msg = &m
+	default:
+		code = kerr.InvalidRequest.Code
 	}
 	if r.Version < 4 {
 		resp.ErrorCode, resp.ErrorMessage = code, msg

@@ -41,6 +41,18 @@ func apiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
+	if version >= 3 {
+		// transaction.version 2 (KIP-890's transactions v2), finalized
+		// as a Kafka 4 cluster finalizes it: clients (kgo) take the
+		// epoch-bumping EndTxn and the implicit partition adds from it.
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = "transaction.version", 0, serverTransactionVersion
+		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "transaction.version", serverTransactionVersion, serverTransactionVersion
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+		resp.FinalizedFeaturesEpoch = 1
+	}
 	return resp
 }
 

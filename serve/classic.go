@@ -1159,6 +1159,23 @@ func (c *coordinator) validateCommit(g *group, id string, instanceID *string, ge
 	return 0
 }
 
+// fetchOffsetsStable returns a copy of a group's committed offsets and the
+// partitions an open transaction holds an offset for (unstableOffset).
+func (c *coordinator) fetchOffsetsStable(groupID string) (map[tp]committed, map[tp]bool) {
+	out, pending := map[tp]committed{}, map[tp]bool{}
+	c.do(func() {
+		for k, v := range c.offsets[groupID] {
+			out[k] = v
+		}
+		for _, byGroup := range c.txnOffsets {
+			for k := range byGroup[groupID] {
+				pending[k] = true
+			}
+		}
+	})
+	return out, pending
+}
+
 // fetchOffsets returns a copy of a group's committed offsets.
 func (c *coordinator) fetchOffsets(groupID string) map[tp]committed {
 	out := map[tp]committed{}
@@ -1188,6 +1205,9 @@ func (c *coordinator) shutdownGroups() {
 	}
 	if c.cleanup != nil {
 		c.cleanup.Stop()
+	}
+	if c.txnTimer != nil {
+		c.txnTimer.Stop()
 	}
 	// Commits whose records are still being written are answered by
 	// call (COORDINATOR_NOT_AVAILABLE): they may be on disk, and a

@@ -49,6 +49,16 @@ func seedRequests(tb testing.TB) [][]byte {
 		&kmsg.LeaveGroupRequest{Version: 3, Group: "fg", Members: []kmsg.LeaveGroupRequestMember{{InstanceID: &inst}}},
 		&kmsg.OffsetCommitRequest{Version: 7, Group: "fg", Generation: -1, Topics: []kmsg.OffsetCommitRequestTopic{
 			{Topic: "none", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Offset: 3, LeaderEpoch: -1}}}}},
+		// A transaction's requests: the coordinator writes their records.
+		&kmsg.InitProducerIDRequest{Version: 4, TransactionalID: &inst, TransactionTimeoutMillis: 60000, ProducerID: -1, ProducerEpoch: -1},
+		&kmsg.AddPartitionsToTxnRequest{Version: 3, TransactionalID: "i", ProducerID: 1, Topics: []kmsg.AddPartitionsToTxnRequestTopic{
+			{Topic: "none", Partitions: []int32{0}}}},
+		&kmsg.AddPartitionsToTxnRequest{Version: 5, Transactions: []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: "i",
+			ProducerID: 1, VerifyOnly: true, Topics: []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: "none", Partitions: []int32{0}}}}}},
+		&kmsg.AddOffsetsToTxnRequest{Version: 3, TransactionalID: "i", ProducerID: 1, Group: "fg"},
+		&kmsg.TxnOffsetCommitRequest{Version: 3, TransactionalID: "i", Group: "fg", ProducerID: 1, Generation: -1,
+			Topics: []kmsg.TxnOffsetCommitRequestTopic{{Topic: "none", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Offset: 3, LeaderEpoch: -1}}}}},
+		&kmsg.EndTxnRequest{Version: 5, TransactionalID: "i", ProducerID: 1, Commit: true},
 	} {
 		seeds = append(seeds, encodeRequest(r, 3, "fuzz")[4:])
 	}
@@ -149,21 +159,25 @@ func fuzzKey(f *testing.F, key int16) {
 
 // One fuzz target per served key (go test -fuzz takes one at a time);
 // TestEveryKeyFuzzed checks the list against the registrations.
-var fuzzedKeys = []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 18, 22}
+var fuzzedKeys = []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 18, 22, 24, 25, 26, 28}
 
-func FuzzProduce(f *testing.F)         { fuzzKey(f, 0) }
-func FuzzFetch(f *testing.F)           { fuzzKey(f, 1) }
-func FuzzListOffsets(f *testing.F)     { fuzzKey(f, 2) }
-func FuzzMetadata(f *testing.F)        { fuzzKey(f, 3) }
-func FuzzOffsetCommit(f *testing.F)    { fuzzKey(f, 8) }
-func FuzzOffsetFetch(f *testing.F)     { fuzzKey(f, 9) }
-func FuzzFindCoordinator(f *testing.F) { fuzzKey(f, 10) }
-func FuzzJoinGroup(f *testing.F)       { fuzzKey(f, 11) }
-func FuzzHeartbeat(f *testing.F)       { fuzzKey(f, 12) }
-func FuzzLeaveGroup(f *testing.F)      { fuzzKey(f, 13) }
-func FuzzSyncGroup(f *testing.F)       { fuzzKey(f, 14) }
-func FuzzApiVersions(f *testing.F)     { fuzzKey(f, 18) }
-func FuzzInitProducerID(f *testing.F)  { fuzzKey(f, 22) }
+func FuzzProduce(f *testing.F)            { fuzzKey(f, 0) }
+func FuzzFetch(f *testing.F)              { fuzzKey(f, 1) }
+func FuzzListOffsets(f *testing.F)        { fuzzKey(f, 2) }
+func FuzzMetadata(f *testing.F)           { fuzzKey(f, 3) }
+func FuzzOffsetCommit(f *testing.F)       { fuzzKey(f, 8) }
+func FuzzOffsetFetch(f *testing.F)        { fuzzKey(f, 9) }
+func FuzzFindCoordinator(f *testing.F)    { fuzzKey(f, 10) }
+func FuzzJoinGroup(f *testing.F)          { fuzzKey(f, 11) }
+func FuzzHeartbeat(f *testing.F)          { fuzzKey(f, 12) }
+func FuzzLeaveGroup(f *testing.F)         { fuzzKey(f, 13) }
+func FuzzSyncGroup(f *testing.F)          { fuzzKey(f, 14) }
+func FuzzApiVersions(f *testing.F)        { fuzzKey(f, 18) }
+func FuzzInitProducerID(f *testing.F)     { fuzzKey(f, 22) }
+func FuzzAddPartitionsToTxn(f *testing.F) { fuzzKey(f, 24) }
+func FuzzAddOffsetsToTxn(f *testing.F)    { fuzzKey(f, 25) }
+func FuzzEndTxn(f *testing.F)             { fuzzKey(f, 26) }
+func FuzzTxnOffsetCommit(f *testing.F)    { fuzzKey(f, 28) }
 
 // TestEveryKeyFuzzed: a registered key without its fuzz target fails.
 func TestEveryKeyFuzzed(t *testing.T) {

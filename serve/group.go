@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/offsetstore"
+	"github.com/klog-dev/klog/produce"
 )
 
 // The group coordinator is one goroutine, the loop, that owns every group,
@@ -48,6 +49,15 @@ type coordinator struct {
 	deferred []func()
 	stopped  bool
 	cleanup  Timer
+
+	// The transaction coordinator's (txn.go), loop-owned but srv,
+	// txnLog (the writer's) and allocPID.
+	srv        *Server
+	txnLog     *txnLog
+	allocPID   func() int64
+	txns       map[string]*txnMeta
+	txnOffsets map[int64]map[string]map[tp]committed // by producer id, group
+	txnTimer   Timer
 }
 
 // hooks let tests wait for what the server did instead of sleeping.
@@ -133,7 +143,18 @@ func newCoordinator(s *Server) (*coordinator, error) {
 		maxRecord: int(s.cfg.MaxMessageBytes),
 		queue:     make(chan func(), 64), stop: make(chan struct{}), quit: make(chan struct{}),
 		wake: make(chan struct{}, 1), written: make(chan struct{}),
-		groups: map[string]*group{}, offsets: st.Offsets}
+		groups: map[string]*group{}, offsets: st.Offsets,
+		srv: s, allocPID: s.allocPID, txns: map[string]*txnMeta{}, txnOffsets: map[int64]map[string]map[tp]committed{}}
+	if s.cfg.Writable {
+		// Transactions need a writable log dir: __transaction_state
+		// lives beside the partitions, as a broker keeps it.
+		txns, err := loadTxns(s.cfg.LogDir)
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		c.txns, c.txnLog = txns, &txnLog{dir: s.cfg.LogDir, opts: opts, apps: map[int32]*produce.Appender{}}
+	}
 	for name, gm := range st.Groups {
 		// A restarted coordinator keeps each group's generation; the
 		// members rejoin (their sessions did not survive the restart).
@@ -143,6 +164,12 @@ func newCoordinator(s *Server) (*coordinator, error) {
 	go c.run()
 	go c.writer()
 	c.do(c.scheduleCleanup)
+	if c.txnLog != nil {
+		c.do(func() {
+			c.resumeTxns()
+			c.scheduleTxnAborts()
+		})
+	}
 	return c, nil
 }
 
@@ -193,8 +220,12 @@ func (c *coordinator) after(d time.Duration, f func()) Timer {
 	return c.clock.AfterFunc(d, func() { c.post(f) })
 }
 
-// park records that the loop holds w until it answers it.
+// park records that the loop holds w until it answers it; a waiter
+// answered already is not parked.
 func (c *coordinator) park(w *waiter, group, member string) {
+	if w.done {
+		return
+	}
 	close(w.parked)
 	if c.hooks.parked != nil {
 		c.hooks.parked(w.key, group, member)
@@ -304,7 +335,11 @@ func (c *coordinator) shutdown() {
 func (c *coordinator) close() error {
 	c.shutdown()
 	<-c.written
-	return c.store.Close()
+	err := c.store.Close()
+	if c.txnLog != nil {
+		err = errors.Join(err, c.txnLog.close())
+	}
+	return err
 }
 
 // sync runs f on the loop and waits for it (tests and the handlers that
