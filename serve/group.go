@@ -73,6 +73,9 @@ type hooks struct {
 	// waiter; fetchWoken when that waiter (an append to one of them,
 	// and nothing else) wakes it.
 	fetchParked, fetchWoken func()
+	// txnChanged, if set, is signalled (without blocking) on the loop
+	// each time a transaction's state changes.
+	txnChanged chan struct{}
 }
 
 // waiter is a request waiting for the loop's answer: answer sends it once;

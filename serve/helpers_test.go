@@ -390,6 +390,8 @@ func startGroupServer(t testing.TB, cfg Config) (*Server, string, *fakeClock, <-
 	cfg.hooks = hooks{
 		parked:   func(key int16, g, m string) { events <- groupEvent{"parked", key, g, m} },
 		released: func(key int16, g, m string) { events <- groupEvent{"released", key, g, m} },
+		// waitTxnState's wake-up (capacity 1: a pending signal stays).
+		txnChanged: make(chan struct{}, 1),
 	}
 	s, addr := startServer(t, cfg)
 	clock.settle = func() { s.groups.do(func() {}) }

@@ -242,6 +242,12 @@ func (c *coordinator) appendTxn(m *txnMeta, t *txnTransit, done func(code int16)
 			return
 		}
 		m.complete(t)
+		if ch := c.hooks.txnChanged; ch != nil {
+			select {
+			case ch <- struct{}{}:
+			default: // a signal is already pending
+			}
+		}
 		done(0)
 	})
 }

@@ -146,21 +146,22 @@ func (x txnWire) end(id string, pid int64, epoch int16, commit bool) int16 {
 	return x.w.do(r).(*kmsg.EndTxnResponse).ErrorCode
 }
 
-// waitState waits until the coordinator holds the transaction in state.
+// waitTxnState waits until the coordinator holds the transaction in
+// state, woken by the coordinator's txnChanged hook (startGroupServer).
 func waitTxnState(t *testing.T, s *Server, id, state string) TxnState {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(30 * time.Second)
 	for {
 		for _, st := range s.Transactions() {
 			if st.TransactionalID == id && st.State == state {
 				return st
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-s.cfg.hooks.txnChanged:
+		case <-timeout:
 			t.Fatalf("%s never reached %s: %+v", id, state, s.Transactions())
 		}
-		s.groups.do(func() {}) // the loop's queued work first
-		time.Sleep(time.Millisecond)
 	}
 }
 
