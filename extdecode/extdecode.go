@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -113,11 +114,19 @@ func Start(ctx context.Context, opts Options) (*Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipe, not StdoutPipe: Wait closes StdoutPipe's end as soon
+	// as the process exits, losing whatever the reader has not read yet
+	// (a last line without its newline became "exited without answering").
+	stdout, w, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		stdout.Close()
 		return nil, &Error{Command: opts.Command, Reason: "did not start: " + err.Error()}
 	}
 	d.stdin = stdin
@@ -131,7 +140,8 @@ func Start(ctx context.Context, opts Options) (*Decoder, error) {
 }
 
 // read hands each line of stdout to Decode, and the end of it.
-func (d *Decoder) read(stdout io.Reader) {
+func (d *Decoder) read(stdout io.ReadCloser) {
+	defer stdout.Close()
 	br := bufio.NewReaderSize(stdout, 64<<10)
 	for {
 		line, err := readLine(br, d.opts.MaxLineBytes)
@@ -205,7 +215,7 @@ func (d *Decoder) Decode(value []byte) ([]byte, error) {
 		case err := <-d.wrote:
 			wrote = true
 			if err != nil {
-				return nil, d.fail("stopped reading its input (" + err.Error() + ")" + d.exitStatus())
+				return nil, d.writeFailed(err, timer.C)
 			}
 		case a := <-d.answers:
 			if !wrote {
@@ -236,6 +246,22 @@ func (d *Decoder) Decode(value []byte) ([]byte, error) {
 			return nil, d.fail("did not answer within " + d.opts.Timeout.String())
 		}
 	}
+}
+
+// writeFailed says why a request could not be written. A process that
+// exited closed its input too, so the pipe breaks whether it died before
+// reading or after its last answer; which one is known only from its
+// output, so writeFailed waits for the reader's verdict (at most until
+// the timer) instead of racing the process's exit.
+func (d *Decoder) writeFailed(err error, timeout <-chan time.Time) error {
+	select {
+	case a := <-d.answers:
+		if a.err != nil && len(a.line) == 0 {
+			return d.fail("exited without answering" + d.exitStatus())
+		}
+	case <-timeout:
+	}
+	return d.fail("stopped reading its input (" + err.Error() + ")" + d.exitStatus())
 }
 
 // exitStatus waits briefly for the process to exit and says how it did.
