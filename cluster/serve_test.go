@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,4 +256,109 @@ func lookClient(t *testing.T, name string, check ...string) string {
 		return ""
 	}
 	return path
+}
+
+// TestTransactionsThroughServe: transactions committed, aborted and left
+// open through klog serve by franz-go's transactional producer are read
+// back by klog transactions from __transaction_state and the data, with
+// the states klog dump --transaction-log-decoder (kafka-dump-log's text)
+// prints for the same records.
+func TestTransactionsThroughServe(t *testing.T) {
+	t.Parallel()
+	dir := servedLogDir(t)
+	addr, stop := serveDir(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	produceTxn := func(id string, partition int32, n int, end *kgo.TransactionEndTry) {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID(id), kgo.DefaultProduceTopic("orders"),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Partition: partition, Value: []byte(id)}).FirstErr(); err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+		}
+		if end != nil {
+			if err := cl.EndTransaction(ctx, *end); err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+		}
+	}
+	commit, abort := kgo.TryCommit, kgo.TryAbort
+	produceTxn("tx-commit", 0, 3, &commit)
+	produceTxn("tx-abort", 1, 2, &abort)
+	produceTxn("tx-open", 2, 4, nil) // the client goes without ending it
+	stop()
+
+	rep, err := Transactions(ctx, discover(t, dir), TransactionsOptions{Now: time.Now().UnixMilli(), Partition: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ProblemCount != 0 {
+		t.Errorf("problems: %v", rep.Problems)
+	}
+	states := map[string]string{}
+	for _, tx := range rep.Transactions {
+		states[tx.TransactionalID] = tx.State
+	}
+	want := map[string]string{"tx-commit": "CompleteCommit", "tx-abort": "CompleteAbort", "tx-open": "Ongoing"}
+	for id, w := range want {
+		if states[id] != w {
+			t.Errorf("%s: state %q, want %q (all: %v)", id, states[id], w, states)
+		}
+	}
+	// The data: tx-open's 4 records in orders-2 are the one open
+	// transaction, pinning the LSO at its first offset (40), not hanging
+	// (its coordinator knows it); one commit and one abort, with their
+	// records.
+	if len(rep.Open) != 1 {
+		t.Fatalf("open transactions %+v", rep.Open)
+	}
+	o := rep.Open[0]
+	if o.Topic != "orders" || o.Partition != 2 || o.TransactionalID != "tx-open" || o.CoordinatorState != "Ongoing" ||
+		o.StartOffset != 40 || !o.PinsLSO || o.LastStableOffset != 40 || o.HighWatermark != 44 || o.Hanging {
+		t.Errorf("open transaction %+v", o)
+	}
+	if d := rep.Data; d.Committed != 1 || d.CommittedRecords != 3 || d.Aborted != 1 || d.AbortedRecords != 2 {
+		t.Errorf("data stats %+v", d)
+	}
+	// The last state of each id as klog dump --transaction-log-decoder
+	// prints it (TransactionState's ids: Ongoing 1, CompleteCommit 4,
+	// CompleteAbort 5).
+	name := map[float64]string{0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit", 5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence"}
+	dumped := map[string]string{}
+	logs, _ := filepath.Glob(filepath.Join(dir, TransactionStateTopic+"-*", "*.log"))
+	for _, l := range logs {
+		var out bytes.Buffer
+		if _, err := dump.Run([]string{l}, dump.Options{Decoder: internaltopic.TransactionLog, MaxBytes: -1}, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			ki, pi := strings.Index(line, " key: {"), strings.Index(line, " payload: ")
+			if !strings.HasPrefix(line, "| offset: ") || ki < 0 || pi < ki {
+				continue
+			}
+			var key struct{ Data struct{ TransactionalID string } }
+			var val struct{ Data struct{ TransactionStatus float64 } }
+			if err := json.Unmarshal([]byte(line[ki+len(" key: "):pi]), &key); err != nil {
+				t.Fatalf("%s: %v: %s", l, err, line)
+			}
+			if err := json.Unmarshal([]byte(line[pi+len(" payload: "):]), &val); err != nil {
+				t.Fatalf("%s: %v: %s", l, err, line)
+			}
+			dumped[key.Data.TransactionalID] = name[val.Data.TransactionStatus]
+		}
+	}
+	for id := range want {
+		if dumped[id] != states[id] {
+			t.Errorf("%s: klog transactions %q, klog dump --transaction-log-decoder %q", id, states[id], dumped[id])
+		}
+	}
 }
