@@ -345,8 +345,12 @@ func TestTransactionsThroughServe(t *testing.T) {
 			if !strings.HasPrefix(line, "| offset: ") || ki < 0 || pi < ki {
 				continue
 			}
-			var key struct{ Data struct{ TransactionalID string } }
-			var val struct{ Data struct{ TransactionStatus float64 } }
+			var key struct {
+				Data struct{ TransactionalID string }
+			}
+			var val struct {
+				Data struct{ TransactionStatus float64 }
+			}
 			if err := json.Unmarshal([]byte(line[ki+len(" key: "):pi]), &key); err != nil {
 				t.Fatalf("%s: %v: %s", l, err, line)
 			}
