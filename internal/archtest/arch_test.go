@@ -19,8 +19,8 @@ import (
 const module = "github.com/klog-dev/klog/"
 
 // rank is each package's layer: a package may import only packages of a
-// lower rank. Packages not listed (new ones) may import anything but
-// cmd/klog, and no listed package below rank 3 may import them.
+// lower rank. Every package outside internal/ is listed
+// (TestEveryPackageIsRanked): a new one gets its rank where it is added.
 var rank = map[string]int{
 	// internal/safeio (bounded reads, no-follow opens, the broker lock)
 	// imports no klog package: every layer above format may use it.
@@ -35,6 +35,7 @@ var rank = map[string]int{
 	"filter":        0,
 	"partition":     1,
 	"verify":        2,
+	"redact":        2, // a copy safe to share: format, partition and safeio only
 	"schema":        2,
 	"recovery":      3,
 	"ndjson":        3,
@@ -50,6 +51,7 @@ var rank = map[string]int{
 	"replicate":     5,
 	"inspect":       6,
 	"cluster":       7,
+	"report":        8, // gathers the other packages' answers into one page
 	"dump":          5,
 	"serve":         5,
 	"cmd/klog":      9,
@@ -122,6 +124,22 @@ func TestImportDirection(t *testing.T) {
 	}
 	if len(all["format"]) != 0 {
 		t.Errorf("format imports %v; it is the bottom layer", all["format"])
+	}
+}
+
+// TestEveryPackageIsRanked: a package without a rank escapes
+// TestImportDirection (it may import anything, and anything may import
+// it), so each package outside internal/ has one.
+func TestEveryPackageIsRanked(t *testing.T) {
+	var pkgs []string
+	for p := range imports(t) {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs {
+		if _, ok := rank[p]; !ok && !strings.HasPrefix(p, "internal/") && p != "." {
+			t.Errorf("%s has no rank: add it to rank, above every package it imports", p)
+		}
 	}
 }
 
