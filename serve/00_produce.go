@@ -41,6 +41,7 @@ var errAcks0Failed = errors.New("acks=0 produce failed")
 const (
 	posBaseOffset   = 0
 	posLeaderEpoch  = 12
+	posMagic        = 16
 	posCRC          = 17
 	posAttributes   = 21
 	posMaxTimestamp = 35
@@ -74,11 +75,6 @@ func (cn *conn) handleProduce(r *kmsg.ProduceRequest) (kmsg.Response, error) {
 	case !s.cfg.Writable:
 		code = kerr.TopicAuthorizationFailed.Code
 		m := readOnlyMessage
-		msg = &m
-	case !cn.mayWrite():
-		// Kafka's authorizer: no WRITE on the topics.
-		code = kerr.TopicAuthorizationFailed.Code
-		m := cn.principal() + " may read only"
 		msg = &m
 	case r.Acks != 0 && r.Acks != 1 && r.Acks != -1:
 		code = kerr.InvalidRequiredAcks.Code

@@ -44,7 +44,7 @@ func (cn *conn) handleCreateTopics(r *kmsg.CreateTopicsRequest) (kmsg.Response, 
 		switch {
 		case count[t.Topic] > 1:
 			fail(kerr.InvalidRequest.Code, "Duplicate topic name.")
-		case !s.cfg.Writable || !cn.mayWrite():
+		case !s.cfg.Writable:
 			fail(kerr.TopicAuthorizationFailed.Code, "klog serve is read-only (start it with --writable to create topics)")
 		default:
 			code, msg := s.checkCreate(t, r.Version)

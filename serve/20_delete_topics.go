@@ -54,7 +54,7 @@ func (cn *conn) handleDeleteTopics(r *kmsg.DeleteTopicsRequest) (kmsg.Response, 
 				rt.Topic = kmsg.StringPtr(name)
 			}
 		}
-		if name != "" && (!s.cfg.Writable || !cn.mayWrite()) {
+		if name != "" && !s.cfg.Writable {
 			fail(kerr.TopicAuthorizationFailed.Code, "klog serve is read-only (start it with --writable to delete topics)")
 			name = ""
 		}

@@ -34,7 +34,7 @@ func (cn *conn) handleDeleteRecords(r *kmsg.DeleteRecordsRequest) (kmsg.Response
 			switch {
 			case p == nil:
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case !s.cfg.Writable || !cn.mayWrite():
+			case !s.cfg.Writable:
 				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			default:
 				rp.ErrorCode, rp.LowWatermark = s.deleteRecords(p, q.Offset)

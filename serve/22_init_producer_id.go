@@ -29,8 +29,10 @@ func (cn *conn) handleInitProducerID(r *kmsg.InitProducerIDRequest) (kmsg.Respon
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	switch {
-	case !cn.s.cfg.Writable, !cn.mayWrite():
-		// No IDEMPOTENT_WRITE (KafkaApis.handleInitProducerIdRequest).
+	case !cn.s.cfg.Writable:
+		// A read-only server: as a broker answers a principal
+		// without IDEMPOTENT_WRITE (a read user is refused before,
+		// authz.go).
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	case r.TransactionalID != nil:
 		var expected *txnResult

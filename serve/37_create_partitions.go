@@ -29,7 +29,7 @@ func (cn *conn) handleCreatePartitions(r *kmsg.CreatePartitionsRequest) (kmsg.Re
 	for _, t := range r.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
-		code, msg := s.checkGrow(t, count[t.Topic] > 1, cn.mayWrite())
+		code, msg := s.checkGrow(t, count[t.Topic] > 1)
 		if code == 0 && !r.ValidateOnly {
 			if err := s.addPartitions(t.Topic, t.Count); errors.Is(err, errTopicBudget) {
 				code, msg = kerr.PolicyViolation.Code, err.Error()
@@ -46,11 +46,11 @@ func (cn *conn) handleCreatePartitions(r *kmsg.CreatePartitionsRequest) (kmsg.Re
 }
 
 // checkGrow is ReplicationControlManager.createPartitions' validation.
-func (s *Server) checkGrow(t kmsg.CreatePartitionsRequestTopic, duplicate, mayWrite bool) (int16, string) {
+func (s *Server) checkGrow(t kmsg.CreatePartitionsRequestTopic, duplicate bool) (int16, string) {
 	if duplicate {
 		return kerr.InvalidRequest.Code, "Duplicate topic name."
 	}
-	if !s.cfg.Writable || !mayWrite {
+	if !s.cfg.Writable {
 		return kerr.TopicAuthorizationFailed.Code, "klog serve is read-only (start it with --writable to create partitions)"
 	}
 	tp := s.topic(t.Topic)

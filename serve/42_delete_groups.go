@@ -20,15 +20,6 @@ func init() { register(42, 0, 3, (*conn).handleDeleteGroups) }
 // GROUP_ID_NOT_FOUND.
 func (cn *conn) handleDeleteGroups(r *kmsg.DeleteGroupsRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.DeleteGroupsResponse)
-	if !cn.mayWrite() {
-		// A read user has no DELETE on groups (sasl.go).
-		for _, name := range r.Groups {
-			g := kmsg.NewDeleteGroupsResponseGroup()
-			g.Group, g.ErrorCode = name, kerr.GroupAuthorizationFailed.Code
-			resp.Groups = append(resp.Groups, g)
-		}
-		return resp, nil
-	}
 	c := cn.s.groups
 	stopped := make([]int16, len(r.Groups))
 	for i := range stopped {

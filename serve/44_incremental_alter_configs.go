@@ -38,7 +38,7 @@ func (cn *conn) handleIncrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsReq
 			msg := "Error due to duplicate config keys"
 			rr.ErrorMessage = &msg
 		} else {
-			rr.ErrorCode, rr.ErrorMessage = s.alterConfigs(res, r.ValidateOnly, cn.mayWrite())
+			rr.ErrorCode, rr.ErrorMessage = s.alterConfigs(res, r.ValidateOnly)
 		}
 		resp.Resources = append(resp.Resources, rr)
 	}
@@ -47,13 +47,13 @@ func (cn *conn) handleIncrementalAlterConfigs(r *kmsg.IncrementalAlterConfigsReq
 
 // alterConfigs validates one resource's alterations and applies them
 // unless validateOnly.
-func (s *Server) alterConfigs(res kmsg.IncrementalAlterConfigsRequestResource, validateOnly, mayWrite bool) (int16, *string) {
+func (s *Server) alterConfigs(res kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, *string) {
 	fail := func(code int16, msg string) (int16, *string) { return code, &msg }
 	typ := int8(res.ResourceType)
 	var defs func(name string) (configDef, bool)
 	switch typ {
 	case resourceTopic:
-		if !s.cfg.Writable || !mayWrite {
+		if !s.cfg.Writable {
 			return fail(kerr.TopicAuthorizationFailed.Code, "klog serve is read-only (start it with --writable to alter configs)")
 		}
 		if s.topic(res.ResourceName) == nil {
@@ -66,7 +66,7 @@ func (s *Server) alterConfigs(res kmsg.IncrementalAlterConfigsRequestResource, v
 			return configDef{}, false
 		}
 	case resourceBroker:
-		if !s.cfg.Writable || !mayWrite {
+		if !s.cfg.Writable {
 			return fail(kerr.ClusterAuthorizationFailed.Code, "klog serve is read-only (start it with --writable to alter configs)")
 		}
 		if self := strconv.Itoa(int(s.cfg.NodeID)); res.ResourceName != "" && res.ResourceName != self {

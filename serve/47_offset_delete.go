@@ -18,11 +18,6 @@ func init() { register(47, 0, 0, (*conn).handleOffsetDelete) }
 // answers it before the coordinator sees the request.
 func (cn *conn) handleOffsetDelete(r *kmsg.OffsetDeleteRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
-	if !cn.mayWrite() {
-		// A read user has no DELETE on the group (sasl.go).
-		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
-		return resp, nil
-	}
 	req := map[string][]int32{}
 	unknown := map[tp]bool{}
 	for _, t := range r.Topics {

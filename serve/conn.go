@@ -242,7 +242,10 @@ func (cn *conn) dispatch(h header, req kmsg.Request, start time.Time) error {
 	if f := cn.s.cfg.hooks.dispatched; f != nil {
 		f(h.key)
 	}
-	resp, err := a.handle(cn, req)
+	resp, err, refused := cn.refuseReader(h.key, req)
+	if !refused {
+		resp, err = a.handle(cn, req)
+	}
 	if err != nil {
 		cn.logError(h, err.Error())
 		return err

@@ -5,8 +5,9 @@ package serve
 // or not, with the users of a credentials file. An authenticated user may
 // read (Fetch, ListOffsets, Metadata, the group APIs and offset commits:
 // what Kafka's READ and DESCRIBE ACLs allow) or also write (Produce,
-// InitProducerId, topic auto-creation, DeleteGroups, OffsetDelete: WRITE,
-// IDEMPOTENT_WRITE, CREATE, DELETE).
+// transactions, topic creation and deletion, configs, DeleteGroups,
+// OffsetDelete: WRITE, IDEMPOTENT_WRITE, CREATE, DELETE, ALTER,
+// ALTER_CONFIGS); authz.go is the table of what a read user is refused.
 
 import (
 	"bufio"
@@ -168,9 +169,8 @@ func (cn *conn) authenticated() bool { return cn.s.cfg.Users == nil || cn.auth.u
 
 // mayWrite reports whether the connection's principal may produce and
 // create topics: every connection of a server without users, and the
-// users of access write. Handlers of APIs that change the log dir check it
-// (TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED as Kafka's
-// authorizer answers).
+// users of access write. dispatch refuses a read user's write requests
+// by one table (authz.go).
 func (cn *conn) mayWrite() bool {
 	return cn.s.cfg.Users == nil || (cn.auth.user != nil && cn.auth.user.write)
 }
