@@ -230,7 +230,7 @@ func TestSignals(t *testing.T) {
 	for p := range 40 {
 		pd := filepath.Join(many, "t-"+strconv.Itoa(p))
 		os.MkdirAll(pd, 0o755)
-		for s := range 25 {
+		for s := range 100 {
 			os.WriteFile(filepath.Join(pd, partition.FileName(int64(s)*10, partition.LogSuffix)), nil, 0o644)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 // way Java's FileChannel.tryLock does on Linux (traced: one
 // fcntl(F_SETLK, {F_WRLCK, SEEK_SET, 0, 0}) on a descriptor opened
 // read-write, creating the file): for each line on stdin it answers
-// "held" or "free" (and then drops the lock by closing).
+// "held" or "free", after dropping the lock it got by closing.
 func tryLockProbe(path string) int {
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -33,7 +33,12 @@ func tryLockProbe(path string) int {
 			continue
 		}
 		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: io.SeekStart}
-		switch err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err {
+		err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk)
+		// Released before answering: the test asks the next prober as
+		// soon as it reads the answer, and a lock still held by this
+		// one would read as "held" there.
+		f.Close()
+		switch err {
 		case nil:
 			fmt.Println("free")
 		case unix.EAGAIN, unix.EACCES:
@@ -41,7 +46,6 @@ func tryLockProbe(path string) int {
 		default:
 			fmt.Println("error:", err)
 		}
-		f.Close()
 	}
 	return 0
 }

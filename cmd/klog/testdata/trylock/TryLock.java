@@ -7,7 +7,7 @@
 //
 // For each line read from stdin it probes once and prints "held" (tryLock
 // returned null, or OverlappingFileLockException) or "free" (it got the lock,
-// which it releases at once). klog's lock test (cmd/klog/lock_test.go) drives
+// which it releases before it answers). klog's lock test (cmd/klog/lock_test.go) drives
 // it beside a running klog serve --writable.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -29,10 +29,14 @@ public class TryLock {
                 } catch (OverlappingFileLockException e) {
                     lock = null;
                 }
-                System.out.println(lock == null ? "held" : "free");
+                boolean held = lock == null;
                 if (lock != null) {
                     lock.release();
                 }
+                ch.close();
+                // Answered after the release: the test asks the other
+                // prober as soon as it reads this line.
+                System.out.println(held ? "held" : "free");
             }
             System.out.flush();
         }
