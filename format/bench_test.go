@@ -171,6 +171,66 @@ func BenchmarkRecords(b *testing.B) {
 	}
 }
 
+// BenchmarkCleanRecords compares format.CleanRecords with decoding every
+// record with a RecordReader, the slow path it spares a checker (verify),
+// over the segment's first 16 batches (256 KiB, parsed once: in the CPU's
+// cache, as a batch is when a checker walks it right after its CRC pass).
+func BenchmarkCleanRecords(b *testing.B) {
+	seg, _ := benchSegment()
+	var bs []*format.Batch
+	size, nrec := 0, 0
+	for p := 0; len(bs) < 16; {
+		bt, err := format.ParseBatch(seg[p:], int64(p))
+		if err != nil {
+			b.Fatal(err)
+		}
+		bs = append(bs, bt)
+		p += int(bt.Size())
+		size, nrec = p, nrec+int(bt.RecordCount)
+	}
+	b.Run("impl=clean", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			for _, bt := range bs {
+				if !format.CleanRecords(bt) {
+					b.Fatalf("batch at %d not clean", bt.Pos)
+				}
+				n += int(bt.RecordCount)
+			}
+			if n != nrec {
+				b.Fatalf("%d records, want %d", n, nrec)
+			}
+		}
+	})
+	b.Run("impl=record-reader", func(b *testing.B) {
+		var rr format.RecordReader
+		var rec format.Record
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			for _, bt := range bs {
+				if err := rr.Reset(bt); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					if err := rr.Next(&rec); err == io.EOF {
+						break
+					} else if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+			}
+			if n != nrec {
+				b.Fatalf("%d records, want %d", n, nrec)
+			}
+		}
+	})
+}
+
 // BenchmarkParseBatch decodes whole batches of each codec: ParseBatch, the
 // CRC check, decompression and every record. Throughput is in uncompressed
 // batch bytes, so codecs compare by the data they deliver; "ratio" is the

@@ -410,6 +410,13 @@ func FuzzRecords(f *testing.F) {
 		if count < 0 && err == nil {
 			t.Fatalf("negative count %d read without error", count)
 		}
+		// CleanRecords may accept only what the decoder and verify's
+		// record rules accept.
+		if CleanRecords(b) {
+			if why := recordsBreakRules(b); why != "" {
+				t.Fatalf("CleanRecords says clean; decoding says %s", why)
+			}
+		}
 		// The reader must be reusable after any outcome, and give the
 		// same result again.
 		if n2, err2 := fuzzReadRecords(t, &rr, b); n2 != n || (err2 == nil) != (err == nil) {
