@@ -25,28 +25,17 @@ func init() { register(8, 0, 9, (*conn).handleOffsetCommit) }
 // generation checks; it is answered once the batch is written.
 func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
-	var commits []offsetstore.Commit
-	codes := map[tp]int16{}
+	parts := make([]commitPart, 0, len(r.Topics))
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
-			k := tp{Topic: t.Topic, Partition: p.Partition}
-			switch {
-			case !cn.s.partitionExists(t.Topic, p.Partition):
-				codes[k] = kerr.UnknownTopicOrPartition.Code
-			case p.Metadata != nil && len(*p.Metadata) > offsetstore.MaxMetadataBytes:
-				codes[k] = kerr.OffsetMetadataTooLarge.Code
-			default:
-				c := committed{Offset: p.Offset, LeaderEpoch: -1}
-				if r.Version >= 6 {
-					c.LeaderEpoch = p.LeaderEpoch
-				}
-				if p.Metadata != nil {
-					c.Metadata = *p.Metadata
-				}
-				commits = append(commits, offsetstore.Commit{TopicPartition: k, Committed: c})
+			cp := commitPart{topic: t.Topic, partition: p.Partition, offset: p.Offset, leaderEpoch: -1, metadata: p.Metadata}
+			if r.Version >= 6 {
+				cp.leaderEpoch = p.LeaderEpoch
 			}
+			parts = append(parts, cp)
 		}
 	}
+	commits, codes := cn.s.checkCommits(parts)
 	gen, id, inst := r.Generation, r.MemberID, r.InstanceID
 	if r.Version == 0 {
 		gen, id = -1, ""
@@ -78,4 +67,42 @@ func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) (kmsg.Response, 
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
+}
+
+// commitPart is one partition of an OffsetCommit or a TxnOffsetCommit, as
+// both are checked (checkCommits).
+type commitPart struct {
+	topic       string
+	partition   int32
+	offset      int64
+	leaderEpoch int32 // -1 before the version that carries it
+	metadata    *string
+}
+
+// checkCommits is the per-partition checks OffsetCommit and
+// TxnOffsetCommit share (GroupCoordinator's handleCommitOffsets and
+// handleTxnCommitOffsets): a partition the cluster does not have is
+// UNKNOWN_TOPIC_OR_PARTITION (in a replay the cluster's view decides: the
+// coordinator need not hold a replica of what its groups commit),
+// metadata longer than offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE.
+// The rest are the commits to write.
+func (s *Server) checkCommits(parts []commitPart) ([]offsetstore.Commit, map[tp]int16) {
+	var commits []offsetstore.Commit
+	codes := map[tp]int16{}
+	for _, p := range parts {
+		k := tp{Topic: p.topic, Partition: p.partition}
+		switch {
+		case !s.partitionExists(p.topic, p.partition):
+			codes[k] = kerr.UnknownTopicOrPartition.Code
+		case p.metadata != nil && len(*p.metadata) > offsetstore.MaxMetadataBytes:
+			codes[k] = kerr.OffsetMetadataTooLarge.Code
+		default:
+			c := committed{Offset: p.offset, LeaderEpoch: p.leaderEpoch}
+			if p.metadata != nil {
+				c.Metadata = *p.metadata
+			}
+			commits = append(commits, offsetstore.Commit{TopicPartition: k, Committed: c})
+		}
+	}
+	return commits, codes
 }

@@ -13,7 +13,6 @@ package serve
 //   - v6 (topic ids) is not served.
 
 import (
-	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -25,28 +24,17 @@ func init() { register(28, 0, 5, (*conn).handleTxnOffsetCommit) }
 // committed offsets when the transaction's COMMIT marker is written.
 func (cn *conn) handleTxnOffsetCommit(r *kmsg.TxnOffsetCommitRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-	var commits []offsetstore.Commit
-	codes := map[tp]int16{}
+	parts := make([]commitPart, 0, len(r.Topics))
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
-			k := tp{Topic: t.Topic, Partition: p.Partition}
-			switch {
-			case cn.s.lookup(t.Topic, p.Partition) == nil:
-				codes[k] = kerr.UnknownTopicOrPartition.Code
-			case p.Metadata != nil && len(*p.Metadata) > offsetstore.MaxMetadataBytes:
-				codes[k] = kerr.OffsetMetadataTooLarge.Code
-			default:
-				c := committed{Offset: p.Offset, LeaderEpoch: -1}
-				if r.Version >= 2 {
-					c.LeaderEpoch = p.LeaderEpoch
-				}
-				if p.Metadata != nil {
-					c.Metadata = *p.Metadata
-				}
-				commits = append(commits, offsetstore.Commit{TopicPartition: k, Committed: c})
+			cp := commitPart{topic: t.Topic, partition: p.Partition, offset: p.Offset, leaderEpoch: -1, metadata: p.Metadata}
+			if r.Version >= 2 {
+				cp.leaderEpoch = p.LeaderEpoch
 			}
+			parts = append(parts, cp)
 		}
 	}
+	commits, codes := cn.s.checkCommits(parts)
 	gen, id, inst := int32(-1), "", (*string)(nil)
 	if r.Version >= 3 {
 		gen, id, inst = r.Generation, r.MemberID, r.InstanceID

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // replayConfig is a two-broker replay of the none fixture: none-0 on
@@ -78,4 +81,46 @@ func FuzzReplayHandlers(f *testing.F) {
 	f.Cleanup(func() { a.Close() })
 	cn := &conn{s: r.Servers()[0], c: discardConn{a}, r: bufio.NewReader(a), name: "fuzz"}
 	f.Fuzz(func(t *testing.T, frame []byte) { fuzzHandle(cn, frame) })
+}
+
+// TestTxnOffsetCommitReplay: in a replay, the coordinator (broker 1)
+// checks a transaction's offsets for a partition another broker leads
+// (none-1, on broker 2) as it checks its own partitions' (none-0): by the
+// cluster's view, as OffsetCommit does, not by the replicas on its disks
+// (UNKNOWN_TOPIC_OR_PARTITION); both then get the coordinator's answer
+// for a producer it does not know. A partition the cluster does not have
+// is UNKNOWN_TOPIC_OR_PARTITION for both.
+func TestTxnOffsetCommitReplay(t *testing.T) {
+	r, err := NewReplay(replayConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Servers()[0].Serve(ln)
+	w := dial(t, ln.Addr().String())
+	parts := []int32{0, 1, 2}
+	txn := &kmsg.TxnOffsetCommitRequest{Version: 3, TransactionalID: "x", Group: "g", ProducerID: 7, Generation: -1,
+		Topics: []kmsg.TxnOffsetCommitRequestTopic{{Topic: "none"}}}
+	plain := &kmsg.OffsetCommitRequest{Version: 7, Group: "g", Generation: -1, Topics: []kmsg.OffsetCommitRequestTopic{{Topic: "none"}}}
+	for _, n := range parts {
+		txn.Topics[0].Partitions = append(txn.Topics[0].Partitions, kmsg.TxnOffsetCommitRequestTopicPartition{Partition: n, Offset: 1, LeaderEpoch: -1})
+		plain.Topics[0].Partitions = append(plain.Topics[0].Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: n, Offset: 1, LeaderEpoch: -1})
+	}
+	tr := w.do(txn).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions
+	pr := w.do(plain).(*kmsg.OffsetCommitResponse).Topics[0].Partitions
+	want := map[int32][2]int16{
+		0: {kerr.InvalidProducerIDMapping.Code, 0},
+		1: {kerr.InvalidProducerIDMapping.Code, 0},
+		2: {kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Code},
+	}
+	for i, n := range parts {
+		if got := [2]int16{tr[i].ErrorCode, pr[i].ErrorCode}; got != want[n] {
+			t.Errorf("none-%d: TxnOffsetCommit %s, OffsetCommit %s; want %s, %s", n,
+				codeName(got[0]), codeName(got[1]), codeName(want[n][0]), codeName(want[n][1]))
+		}
+	}
 }
