@@ -9,7 +9,9 @@ package serve
 //     version, so that a client can always read the answer.
 //   - v4: KAFKA-17011 (SupportedFeatures may have MinVersion 0).
 //   - v5 (KIP-1242) is not served: franz-go opens with it and, answered
-//     with the v0 body and UNSUPPORTED_VERSION, retries with v4.
+//     with the v0 body, UNSUPPORTED_VERSION and only ApiVersions' own
+//     range, retries with v4 (given every key, franz-go takes the v0 table
+//     and so no finalized features: no transactions v2).
 //
 // What is advertised was measured against the clients installable here:
 //   - Produce starts at 0 although v0-v2 are refused: librdkafka 2.0.2
@@ -59,11 +61,16 @@ func apiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
 // handleApiVersions answers with the table; v3+ carries the client's
 // software name and version, kept for the request log. A version outside
 // the table's (parseRequest leaves it undecoded) gets the v0 body with
-// UNSUPPORTED_VERSION so the client retries lower (KIP-511).
+// UNSUPPORTED_VERSION and ApiVersions' own range only, so the client
+// retries with a version served (KIP-511; ApiVersionsRequest's
+// getErrorResponse).
 func (cn *conn) handleApiVersions(r *kmsg.ApiVersionsRequest) (kmsg.Response, error) {
-	if _, ok := supported(apiVersionsKey, r.Version); !ok {
-		resp := apiVersionsResponse(0)
+	if a, ok := supported(apiVersionsKey, r.Version); !ok {
+		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.ErrorCode = errUnsupportedVersion
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
+		resp.ApiKeys = append(resp.ApiKeys, k)
 		return resp, nil
 	}
 	if r.Version >= 3 {
