@@ -1,10 +1,16 @@
 package serve
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // The admin keys' fuzz targets (fuzz_test.go's fuzzKey), listed here so
 // that TestEveryKeyFuzzed sees them.
-func init() { fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 21, 23, 32, 35, 37, 42, 44, 47, 60, 61) }
+func init() {
+	fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 21, 23, 32, 35, 37, 42, 44, 47, 60, 61, 65, 66)
+}
 
 func FuzzDescribeGroups(f *testing.F) { fuzzKey(f, 15) }
 func FuzzListGroups(f *testing.F)     { fuzzKey(f, 16) }
@@ -24,3 +30,15 @@ func FuzzCreatePartitions(f *testing.F) { fuzzKey(f, 37) }
 func FuzzDeleteRecords(f *testing.F)     { fuzzKey(f, 21) }
 func FuzzDescribeLogDirs(f *testing.F)   { fuzzKey(f, 35) }
 func FuzzDescribeProducers(f *testing.F) { fuzzKey(f, 61) }
+
+func FuzzDescribeTransactions(f *testing.F) { fuzzKey(f, 65) }
+func FuzzListTransactions(f *testing.F)     { fuzzKey(f, 66) }
+
+// Seeds with their filters set: a transaction's id, states known and not,
+// producer ids and a duration.
+func init() {
+	moreSeedRequests = append(moreSeedRequests,
+		&kmsg.DescribeTransactionsRequest{TransactionalIDs: []string{"i", "", "unknown"}},
+		&kmsg.ListTransactionsRequest{Version: 1, StateFilters: []string{"Ongoing", "CompleteCommit", "Nope"},
+			ProducerIDFilters: []int64{1, -1}, DurationFilterMillis: 0})
+}

@@ -62,8 +62,15 @@ func seedRequests(tb testing.TB) [][]byte {
 	} {
 		seeds = append(seeds, encodeRequest(r, 3, "fuzz")[4:])
 	}
+	for _, r := range moreSeedRequests {
+		seeds = append(seeds, encodeRequest(r, 4, "fuzz")[4:])
+	}
 	return seeds
 }
+
+// moreSeedRequests are seeds other files add (admin_fuzz_test.go): requests
+// with their fields set, beside the empty ones of every key and version.
+var moreSeedRequests []kmsg.Request
 
 // FuzzParseRequest: any frame either parses or is refused; never a panic,
 // never an allocation sized by a declared length.

@@ -706,8 +706,15 @@ type TxnState struct {
 // Transactions returns every transactional id's state, sorted by id
 // (on the loop; nil once the coordinator has stopped).
 func (s *Server) Transactions() []TxnState {
+	out, _ := s.transactions()
+	return out
+}
+
+// transactions is Transactions, and whether the coordinator answered
+// (false once it has stopped: Kafka's coordinator is then not active).
+func (s *Server) transactions() ([]TxnState, bool) {
 	var out []TxnState
-	s.groups.do(func() {
+	ok := s.groups.do(func() {
 		for _, m := range s.groups.txns {
 			st := TxnState{TransactionalID: m.id, ProducerID: m.pid, ProducerEpoch: m.epoch, TimeoutMs: m.timeoutMs,
 				State: m.state.String(), StartTimestamp: m.start}
@@ -722,5 +729,5 @@ func (s *Server) Transactions() []TxnState {
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].TransactionalID < out[j].TransactionalID })
-	return out
+	return out, ok
 }
