@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -136,5 +137,52 @@ func TestDescribeCluster(t *testing.T) {
 	}
 	if resp.ErrorCode != kerr.MismatchedEndpointType.Code || resp.EndpointType != 2 {
 		t.Errorf("controllers asked: %+v", resp)
+	}
+}
+
+// TestNodeIDFromMetaProperties: a log dir's meta.properties names the
+// broker that wrote it (node.id, broker.id before KRaft), and serve is
+// that broker in Metadata and FindCoordinator unless told another id; a
+// log dir without one is node 0.
+func TestNodeIDFromMetaProperties(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		props  string // "" writes no meta.properties
+		cfgID  int32
+		wantID int32
+		wantCl string
+	}{
+		{"kraft", "version=1\ncluster.id=AAAAAAAAAAAAAAAAAAAAAA\nnode.id=3\n", 0, 3, "AAAAAAAAAAAAAAAAAAAAAA"},
+		{"zookeeper", "version=0\nbroker.id=5\ncluster.id=Z\n", 0, 5, "Z"},
+		{"told otherwise", "version=1\ncluster.id=C\nnode.id=3\n", 9, 9, "C"},
+		{"bad id", "version=1\ncluster.id=C\nnode.id=x\n", 0, 0, "C"},
+		{"none", "", 0, 0, "klog"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := fixtureLogDir(t, "none-0")
+			if c.props != "" {
+				if err := os.WriteFile(filepath.Join(dir, "meta.properties"), []byte(c.props), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, addr := startServer(t, Config{LogDir: dir, NodeID: c.cfgID})
+			w := dial(t, addr)
+			md := w.do(&kmsg.MetadataRequest{Version: 12}).(*kmsg.MetadataResponse)
+			if len(md.Brokers) != 1 || md.Brokers[0].NodeID != c.wantID || md.ControllerID != c.wantID ||
+				md.ClusterID == nil || *md.ClusterID != c.wantCl {
+				t.Errorf("metadata: brokers %+v controller %d cluster %v, want node %d cluster %s", md.Brokers, md.ControllerID, md.ClusterID, c.wantID, c.wantCl)
+			}
+			for _, tp := range md.Topics {
+				for _, p := range tp.Partitions {
+					if p.Leader != c.wantID {
+						t.Errorf("%v-%d: leader %d, want %d", tp.Topic, p.Partition, p.Leader, c.wantID)
+					}
+				}
+			}
+			fc := w.do(&kmsg.FindCoordinatorRequest{Version: 3, CoordinatorKey: "g"}).(*kmsg.FindCoordinatorResponse)
+			if fc.ErrorCode != 0 || fc.NodeID != c.wantID {
+				t.Errorf("coordinator: %s node %d, want %d", codeName(fc.ErrorCode), fc.NodeID, c.wantID)
+			}
+		})
 	}
 }

@@ -108,7 +108,9 @@ type Config struct {
 	// SCRAM-SHA-256, SCRAM-SHA-512; sasl.go) before any request but
 	// ApiVersions, and gives each user read or write access.
 	Users *Users
-	// NodeID is the broker id clients see (default 0).
+	// NodeID is the broker id clients see. Left 0, a log dir's
+	// meta.properties node.id (broker.id before KRaft) is used, as the
+	// broker that wrote the log dir had it, else 0.
 	NodeID int32
 	// AdvertisedHost/Port override the listener's address in Metadata and
 	// FindCoordinator answers.
@@ -249,7 +251,11 @@ func New(cfg Config) (*Server, error) {
 	if err := s.loadRemote(); err != nil {
 		return fail(err)
 	}
-	s.clusterID = readClusterID(cfg.LogDir)
+	var nodeID int32
+	s.clusterID, nodeID = readMetaProperties(cfg.LogDir)
+	if cfg.replay == nil && cfg.NodeID == 0 {
+		s.cfg.NodeID = nodeID
+	}
 	cs, err := openConfigs(cfg)
 	if err != nil {
 		return fail(err)
@@ -446,18 +452,28 @@ func readTopicID(dir string) [16]byte {
 	return id
 }
 
-// readClusterID reads cluster.id from the log dir's meta.properties.
-func readClusterID(dir string) string {
+// readMetaProperties reads cluster.id ("klog" when there is none) and
+// node.id (or broker.id; 0 when there is none) from the log dir's
+// meta.properties.
+func readMetaProperties(dir string) (clusterID string, nodeID int32) {
+	clusterID = "klog"
 	data, err := safeio.ReadFile(filepath.Join(dir, "meta.properties"), safeio.MaxCheckpointBytes)
 	if err != nil {
-		return "klog"
+		return clusterID, 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "cluster.id="); ok && v != "" {
-			return v
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		switch {
+		case !ok || v == "":
+		case k == "cluster.id":
+			clusterID = v
+		case k == "node.id" || k == "broker.id":
+			if n, err := strconv.ParseInt(v, 10, 32); err == nil && n >= 0 {
+				nodeID = int32(n)
+			}
 		}
 	}
-	return "klog"
+	return clusterID, nodeID
 }
 
 // follow keeps a read-only server's partitions current while another
