@@ -191,6 +191,12 @@ type LogSegment struct {
 	tidx *format.TimeIndex
 }
 
+// End is where the segment's whole batches end, as the Log last read
+// them: for the active segment the position after its last whole batch
+// (bytes after it are a batch still being written, or junk); for the
+// others the file's size.
+func (s *LogSegment) End() int64 { return s.end }
+
 // LargestTimestamp is LogSegment.largestTimestamp: MaxTimestamp when it is
 // not negative, else the .log's modification time (then byModTime is true).
 func (s *LogSegment) LargestTimestamp() (ts int64, byModTime bool) {
@@ -591,19 +597,52 @@ func (l *Log) Refresh() error {
 	return err
 }
 
-// mark is what a change a waiter cares about alters.
+// mark is what a change a waiter cares about alters: the offsets, the
+// checkpointed high watermark (klog tail reports it as it is), the segment
+// list, and the active segment's whole batches and file size (bytes of a
+// batch still being written wake klog tail, which reports them partial).
 type mark struct {
-	logStart, leo, hw int64
-	segs              int
-	size              int64
+	logStart, leo, hw, hwCkpt int64
+	segs                      int
+	first                     int64
+	end, fileSize             int64
 }
 
 func (l *Log) mark() mark {
-	m := mark{logStart: l.logStart, leo: l.leo, hw: l.highWatermarkLocked(), segs: len(l.segs)}
+	m := mark{logStart: l.logStart, leo: l.leo, hw: l.highWatermarkLocked(), hwCkpt: l.hwCkpt, segs: len(l.segs)}
 	if len(l.segs) > 0 {
-		m.size = l.segs[len(l.segs)-1].end
+		active := l.segs[len(l.segs)-1]
+		m.first, m.end, m.fileSize = l.segs[0].BaseOffset, active.end, active.Size
 	}
 	return m
+}
+
+// View is a Log's segments and offsets at one moment, as one read of the
+// Log gives them together (klog tail's state of a partition).
+type View struct {
+	// Segments are the segments by base offset; each one's End is where
+	// its whole batches end.
+	Segments []LogSegment
+	// LogStartOffset and LogEndOffset are the Log's.
+	LogStartOffset, LogEndOffset int64
+	// CheckpointHighWatermark is the partition's entry in the log dir's
+	// replication-offset-checkpoint, -1 when it has none.
+	CheckpointHighWatermark int64
+}
+
+// View brings the Log up to date (a Follower's or writer's Log already
+// is) and returns its segments and offsets at once.
+func (l *Log) View() (View, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.readyLocked(); err != nil {
+		return View{}, err
+	}
+	v := View{Segments: make([]LogSegment, len(l.segs)), LogStartOffset: l.logStart, LogEndOffset: l.leo, CheckpointHighWatermark: l.hwCkpt}
+	for i, s := range l.segs {
+		v.Segments[i] = *s
+	}
+	return v, nil
 }
 
 // refreshLocked brings the Log up to date with what is stale.

@@ -13,10 +13,51 @@ type Waiter struct {
 	c    chan struct{}
 	mu   sync.Mutex
 	logs []*Log
+	// woken, when not nil (NewTrackingWaiter), holds the Logs whose
+	// changes woke w since the last Woken.
+	woken map[*Log]struct{}
 }
 
 // NewWaiter returns a Waiter that waits on nothing yet.
 func NewWaiter() *Waiter { return &Waiter{c: make(chan struct{}, 1)} }
+
+// NewTrackingWaiter returns a Waiter that also remembers which of its Logs
+// changed (Woken): one wait on many partitions that reads again only the
+// ones that changed, as klog tail does.
+func NewTrackingWaiter() *Waiter {
+	return &Waiter{c: make(chan struct{}, 1), woken: map[*Log]struct{}{}}
+}
+
+// Woken appends to dst the Logs whose changes woke w since the last call,
+// and forgets them (nil for a Waiter from NewWaiter). Call it after a
+// receive on C: a change after the call sends on C again.
+func (w *Waiter) Woken(dst []*Log) []*Log {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for l := range w.woken {
+		dst = append(dst, l)
+		delete(w.woken, l)
+	}
+	return dst
+}
+
+// Remove ends the wait on l alone.
+func (w *Waiter) Remove(l *Log) {
+	w.mu.Lock()
+	for i, x := range w.logs {
+		if x == l {
+			w.logs = append(w.logs[:i], w.logs[i+1:]...)
+			break
+		}
+	}
+	if w.woken != nil {
+		delete(w.woken, l)
+	}
+	w.mu.Unlock()
+	l.mu.Lock()
+	delete(l.waiters, w)
+	l.mu.Unlock()
+}
 
 // Add makes w wait on l as well.
 func (w *Waiter) Add(l *Log) {
@@ -48,7 +89,12 @@ func (w *Waiter) Stop() {
 	}
 }
 
-func (w *Waiter) wake() {
+func (w *Waiter) wake(l *Log) {
+	if w.woken != nil {
+		w.mu.Lock()
+		w.woken[l] = struct{}{}
+		w.mu.Unlock()
+	}
 	select {
 	case w.c <- struct{}{}:
 	default:
@@ -68,6 +114,6 @@ func (l *Log) notify() {
 	}
 	l.mu.Unlock()
 	for _, w := range ws {
-		w.wake()
+		w.wake(l)
 	}
 }

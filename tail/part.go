@@ -2,33 +2,38 @@ package tail
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/klog-dev/klog/format"
-	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 )
 
-// part is one tailed partition directory.
+// part is one tailed partition directory: its partition.Log (the one model
+// of a partition, kept current by the tail's Follower) and how far the tail
+// has reported it.
 type part struct {
 	dir       string
 	topic     string
 	partition int32
 	ld        *logDir
-	// segs are the .log files of the last listing, by base offset.
+	// log is the partition's model, nil while the directory holds no
+	// segment (the tail's watcher waits for the first one then).
+	log *partition.Log
+	// segs are the segments of the last view, by base offset.
 	segs []segment
 	// cur indexes the segment being read in segs, or is -1 (none yet).
 	cur int
 	// pos is where the next batch starts in segs[cur]; size is the file's
-	// size when last read (including an incomplete batch after pos).
+	// size at the last read (including an incomplete batch after pos).
 	pos, size int64
-	leo, hw   int64
+	// leo is the log end offset as far as reported; logStart and hw are
+	// the model's log start offset and checkpointed high watermark (-1:
+	// no entry).
+	leo, hw, logStart int64
 	// partialAt and badAt are the positions of the incomplete batch and of
 	// the unreadable entry last reported, or -1: each is reported once.
 	partialAt, badAt int64
@@ -37,35 +42,22 @@ type part struct {
 	skipBelow int64
 }
 
+// segment is one segment of a view.
 type segment struct {
 	base int64
 	name string
+	seg  partition.LogSegment
 }
 
-// listSegments lists dir's segments by base offset through package
-// partition (the one home of a partition's listing), and the set of its
-// .log.deleted file names.
-func listSegments(dir string) ([]segment, map[string]bool, error) {
-	d, err := partition.Open(dir)
-	if err != nil {
-		return nil, nil, err
+func (s segment) size() int64 { return s.seg.Size }
+func (s segment) end() int64  { return s.seg.End() }
+
+func segmentsOfView(v partition.View) []segment {
+	segs := make([]segment, len(v.Segments))
+	for i, s := range v.Segments {
+		segs[i] = segment{base: s.BaseOffset, name: filepath.Base(s.Log), seg: s}
 	}
-	var segs []segment
-	for _, s := range d.Segments {
-		if s.Log != "" {
-			segs = append(segs, segment{base: s.BaseOffset, name: filepath.Base(s.Log)})
-		}
-	}
-	var deleted map[string]bool
-	for _, o := range d.Other {
-		if name := filepath.Base(o); strings.HasSuffix(name, partition.LogSuffix+".deleted") {
-			if deleted == nil {
-				deleted = map[string]bool{}
-			}
-			deleted[name] = true
-		}
-	}
-	return segs, deleted, nil
+	return segs
 }
 
 func indexOf(segs []segment, name string) int {
@@ -77,17 +69,67 @@ func indexOf(segs []segment, name string) int {
 	return -1
 }
 
-// initPart reads a partition for the first time. With replay every batch
-// is reported (then the state); otherwise the end of the log is found and
-// the state reported. typ is TypeState, or TypePartitionAdded for a
-// partition that appeared while tailing: that event comes first, and its
-// batches follow as a growing log end offset.
-func (t *tailer) initPart(p *part, replay bool, typ Type) error {
-	segs, _, err := listSegments(p.dir)
+// testHookOpenLog, when set, is called with each directory whose model
+// openLog opens.
+var testHookOpenLog func(dir string)
+
+// openLog opens p's model and follows it; a directory holding no segment
+// yet is watched for its first one instead.
+func (t *tailer) openLog(p *part) error {
+	if testHookOpenLog != nil {
+		testHookOpenLog(p.dir)
+	}
+	l, err := partition.OpenLog(p.dir, partition.LogOptions{MaxBatchBytes: t.opts.MaxBatchBytes})
+	if errors.Is(err, partition.ErrNoSegment) {
+		return t.w.Add(p.dir)
+	}
 	if err != nil {
 		return err
 	}
-	p.segs = segs
+	// The Follower watches the directory, then reads it again: nothing
+	// written since OpenLog is missed. The waiter is armed before the
+	// first view is taken.
+	if err := t.fo.Add(l); err != nil {
+		return err
+	}
+	t.w.Remove(p.dir)
+	p.log = l
+	t.byLog[l] = p
+	t.wait.Add(l)
+	return nil
+}
+
+// dropLog stops following p's model.
+func (t *tailer) dropLog(p *part) {
+	if p.log == nil {
+		return
+	}
+	t.fo.Remove(p.log)
+	t.wait.Remove(p.log)
+	delete(t.byLog, p.log)
+	p.log = nil
+}
+
+// view is p's model's view, empty while p has none.
+func (p *part) view() (partition.View, error) {
+	if p.log == nil {
+		return partition.View{CheckpointHighWatermark: -1}, nil
+	}
+	return p.log.View()
+}
+
+// initPart reads a partition for the first time. With replay every batch
+// is reported (then the state); otherwise the end of the log is taken from
+// the model and the state reported. typ is TypeState, or
+// TypePartitionAdded for a partition that appeared while tailing: that
+// event comes first, and its batches follow as a growing log end offset.
+func (t *tailer) initPart(p *part, replay bool, typ Type) error {
+	v, err := p.view()
+	if err != nil {
+		return err
+	}
+	p.segs, p.logStart, p.hw = segmentsOfView(v), v.LogStartOffset, v.CheckpointHighWatermark
+	segs := p.segs
 	if len(segs) > 0 {
 		p.leo = segs[0].base
 	}
@@ -105,13 +147,7 @@ func (t *tailer) initPart(p *part, replay bool, typ Type) error {
 		case t.opts.FromOffset > 0:
 			p.skipBelow = t.opts.FromOffset
 		case t.opts.FromLast > 0 && len(segs) > 0:
-			// The log end offset first, from the last segment.
-			p.cur = len(segs) - 1
-			if err := t.seekEnd(p); err != nil {
-				return err
-			}
-			p.skipBelow = p.leo - t.opts.FromLast
-			p.leo = segs[0].base
+			p.skipBelow = v.LogEndOffset - t.opts.FromLast
 		}
 	}
 	if replay {
@@ -119,15 +155,14 @@ func (t *tailer) initPart(p *part, replay bool, typ Type) error {
 		for i := range segs {
 			p.cur, p.pos, p.size, p.partialAt = i, 0, 0, -1
 			p.leo = max(p.leo, segs[i].base)
-			if _, err := t.readActive(p); err != nil {
+			if _, err := t.read(p); err != nil {
 				return err
 			}
 		}
 	} else if len(segs) > 0 {
 		p.cur = len(segs) - 1
-		if err := t.seekEnd(p); err != nil {
-			return err
-		}
+		s := segs[p.cur]
+		p.pos, p.size, p.leo = s.end(), s.size(), max(v.LogEndOffset, s.base)
 	}
 	if typ == TypePartitionAdded {
 		t.leoEvent(p, leo0)
@@ -149,50 +184,74 @@ func (t *tailer) leoEvent(p *part, leo0 int64) {
 	}
 }
 
-// rescan brings p up to date after fsnotify events: new bytes of the
-// active segment only, or (relist) the whole directory: rolls, deletions,
-// segments removed at the end.
-func (t *tailer) rescan(p *part, relist bool) error {
+// refresh reports what changed in p's model since the last view: new
+// batches, rolls, deletions, truncations, then the high watermark.
+func (t *tailer) refresh(p *part) error {
 	leo0 := p.leo
-	if !relist {
-		if p.cur < 0 {
-			relist = true
-		} else {
-			gone, err := t.readActive(p)
-			if err != nil {
-				return err
-			}
-			relist = gone
-		}
-	}
-	if relist {
-		if err := t.relist(p); err != nil {
+	v, err := p.view()
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		// The directory (or a segment of it) went; the directory's own
+		// event, or the next change, says which.
+		t.checkGone(p)
+		return nil
+	case errors.Is(err, partition.ErrNoSegment):
+		// Every segment went: wait for the next one.
+		t.dropLog(p)
+		v = partition.View{CheckpointHighWatermark: p.hw}
+		if err := t.w.Add(p.dir); err != nil {
 			return err
 		}
+	default:
+		return err
 	}
-	if t.parts[p.dir] == p {
-		t.leoEvent(p, leo0)
+	if err := t.apply(p, v); err != nil {
+		return err
+	}
+	if t.parts[p.dir] != p {
+		return nil
+	}
+	t.leoEvent(p, leo0)
+	if hw := v.CheckpointHighWatermark; hw != p.hw {
+		old := p.hw
+		p.hw = hw
+		ev := t.event(p, TypeHighWatermark)
+		ev.Change = &Change{From: old, To: hw}
+		t.emit(ev)
 	}
 	return nil
 }
 
-// relist compares the directory with the last listing.
-func (t *tailer) relist(p *part) error {
-	segs, deleted, err := listSegments(p.dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			t.checkGone(p)
-			return nil
-		}
-		return err
-	}
-	// Finish the segment being read first: a roll writes the old
-	// segment's last batches before it creates the new one.
+// apply compares view v with the last one: the segment being read is
+// finished (a roll writes the old segment's last batches before it creates
+// the new one) or found shrunk, the segments gone are reported, and the
+// new ones are read in order.
+func (t *tailer) apply(p *part, v partition.View) error {
+	segs := segmentsOfView(v)
 	curName, curBase, curThere := "", int64(-1), false
 	if p.cur >= 0 {
 		curName, curBase = p.segs[p.cur].name, p.segs[p.cur].base
-		if indexOf(segs, curName) >= 0 {
-			gone, err := t.readActive(p)
+		if i := indexOf(segs, curName); i >= 0 {
+			ns := segs[i]
+			if ns.size() < p.size || ns.end() < p.pos {
+				// Cut back in place: reported, and read on from the
+				// model's new end.
+				prev, leo0 := p.size, p.leo
+				p.pos, p.partialAt, p.badAt = ns.end(), -1, -1
+				p.leo = v.LogEndOffset
+				if i+1 < len(segs) {
+					p.leo = segs[i+1].base
+				}
+				p.segs[p.cur] = ns
+				ev := t.event(p, TypeTruncated)
+				ev.Segment = curName
+				ev.Truncation = &Truncation{PrevSizeBytes: prev, SizeBytes: ns.size()}
+				ev.Change = &Change{From: leo0, To: p.leo}
+				t.emit(ev)
+			}
+			p.segs[p.cur] = ns
+			gone, err := t.read(p)
 			if err != nil {
 				return err
 			}
@@ -200,14 +259,14 @@ func (t *tailer) relist(p *part) error {
 		}
 	}
 	old := p.segs
-	p.segs = segs
+	p.segs, p.logStart = segs, v.LogStartOffset
 	for _, s := range old {
 		if indexOf(segs, s.name) >= 0 {
 			continue
 		}
 		ev := t.event(p, TypeSegmentDeleted)
 		ev.Segment = s.name
-		if deleted[s.name+".deleted"] {
+		if _, err := os.Lstat(filepath.Join(p.dir, s.name+".deleted")); err == nil {
 			ev.RenamedTo = s.name + ".deleted"
 		}
 		t.emit(ev)
@@ -220,9 +279,8 @@ func (t *tailer) relist(p *part) error {
 		// removed from the end of the log, a truncation.
 		prev, leo0 := p.size, p.leo
 		p.cur = len(segs) - 1
-		if err := t.seekEnd(p); err != nil {
-			return err
-		}
+		s := segs[p.cur]
+		p.pos, p.size, p.leo, p.partialAt, p.badAt = s.end(), s.size(), max(v.LogEndOffset, s.base), -1, -1
 		ev := t.event(p, TypeTruncated)
 		ev.Segment = curName
 		ev.Truncation = &Truncation{PrevSizeBytes: prev}
@@ -246,72 +304,45 @@ func (t *tailer) relist(p *part) error {
 		ev := t.event(p, TypeRoll)
 		ev.Segment = segs[next].name
 		t.emit(ev)
-		if _, err := t.readActive(p); err != nil {
+		if _, err := t.read(p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readActive reads the new bytes of segs[cur], reporting each complete
-// batch. gone reports that the file is no longer there. A file smaller than
-// at the last read is reported truncated and rescanned.
-func (t *tailer) readActive(p *part) (gone bool, err error) {
+// read reports the batches of segs[cur] after pos that the model holds,
+// then what follows them once (a batch still being written, an entry the
+// format rejects). gone reports that the file is no longer there.
+func (t *tailer) read(p *part) (gone bool, err error) {
 	s := p.segs[p.cur]
-	f, size, err := safeio.OpenSized(filepath.Join(p.dir, s.name))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return true, nil
+	res, err := t.rd.Read(p.log, s.seg, p.pos, func(b *format.Batch, rejected error) error {
+		if rejected != nil {
+			// A header the format rejects; the read goes on past it.
+			var pe *format.PosError
+			errors.As(rejected, &pe)
+			t.corrupt(p, s.name, pe.Pos, pe.Offset, rejected)
+			return nil
 		}
+		p.pos, p.leo, p.partialAt, p.badAt = b.Pos+b.Size(), b.NextOffset(), -1, -1
+		if b.LastOffset() < p.skipBelow {
+			return nil
+		}
+		ev := t.event(p, TypeBatch)
+		ev.Segment = s.name
+		ev.Batch = b.Clone()
+		ev.BatchInfo = batchInfo(ev.Batch)
+		t.emit(ev)
+		return nil
+	})
+	if err != nil {
 		return false, err
 	}
-	defer f.Close()
-	if size < p.size {
-		prev, leo0 := p.size, p.leo
-		if err := t.findEnd(p, f, size); err != nil {
-			return false, err
-		}
-		ev := t.event(p, TypeTruncated)
-		ev.Segment = s.name
-		ev.Truncation = &Truncation{PrevSizeBytes: prev, SizeBytes: size}
-		ev.Change = &Change{From: leo0, To: p.leo}
-		t.emit(ev)
+	if res.Gone {
+		return true, nil
 	}
-	p.size = size
-	sc := t.sc
-	sc.Reset(f, size)
-	sc.SetPos(p.pos)
-	var scanErr error
-	for {
-		b, err := sc.Next()
-		if err == nil {
-			p.pos, p.leo, p.partialAt, p.badAt = sc.Pos(), b.NextOffset(), -1, -1
-			if b.LastOffset() < p.skipBelow {
-				continue
-			}
-			ev := t.event(p, TypeBatch)
-			ev.Segment = s.name
-			ev.Batch = b.Clone()
-			ev.BatchInfo = batchInfo(ev.Batch)
-			t.emit(ev)
-			continue
-		}
-		if err == io.EOF {
-			break
-		}
-		var pe *format.PosError
-		if !errors.As(err, &pe) {
-			return false, err
-		}
-		if sc.Done() {
-			scanErr = err
-			break
-		}
-		// A header the format rejects; the scan goes on past it.
-		p.pos = sc.Pos()
-		t.corrupt(p, s.name, pe.Pos, pe.Offset, err)
-	}
-	tail := sc.Tail()
+	p.pos, p.size = res.Pos, s.size()
+	tail := res.Tail
 	switch tail.Kind {
 	case format.TailPartial, format.TailShort:
 		if tail.Bytes > 0 && p.partialAt != tail.Pos {
@@ -324,9 +355,9 @@ func (t *tailer) readActive(p *part) (gone bool, err error) {
 	case format.TailCorrupt:
 		// Zeros (a preallocated segment) are where the next write goes;
 		// anything else stops the reading here until the file changes.
-		if p.badAt != tail.Pos && scanErr != nil {
+		if p.badAt != tail.Pos && res.Err != nil {
 			p.badAt = tail.Pos
-			t.corrupt(p, s.name, tail.Pos, tail.Offset, scanErr)
+			t.corrupt(p, s.name, tail.Pos, tail.Offset, res.Err)
 		}
 	}
 	return false, nil
@@ -338,104 +369,4 @@ func (t *tailer) corrupt(p *part, seg string, pos, offset int64, err error) {
 	pr := verify.ProblemAt(err, verify.StageEntry, pos, offset)
 	ev.Problem = &pr
 	t.emit(ev)
-}
-
-// seekEnd finds the end of segs[cur] without reporting its batches.
-func (t *tailer) seekEnd(p *part) error {
-	s := p.segs[p.cur]
-	p.pos, p.size, p.leo = 0, 0, max(p.leo, s.base)
-	f, size, err := safeio.OpenSized(filepath.Join(p.dir, s.name))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil // the next listing will see it gone
-		}
-		return err
-	}
-	defer f.Close()
-	return t.findEnd(p, f, size)
-}
-
-// findEnd moves p to the end of the valid data of segs[cur] (open as f,
-// size bytes) without reporting batches: from the last offset index entry
-// when it points at the batch holding its offset, else from the start.
-func (t *tailer) findEnd(p *part, f *os.File, size int64) error {
-	s := p.segs[p.cur]
-	p.pos, p.leo, p.partialAt, p.badAt = 0, s.base, -1, -1
-	sc := t.sc
-	idx := filepath.Join(p.dir, partition.FileName(s.base, partition.IndexSuffix))
-	if pos, off, ok := indexHint(idx, s.base, size); ok {
-		sc.Reset(f, size)
-		sc.SetPos(pos)
-		if b, err := sc.Next(); err == nil && b.BaseOffset <= off && off <= b.LastOffset() {
-			p.pos = pos
-		}
-	}
-	sc.Reset(f, size)
-	sc.SetPos(p.pos)
-	for {
-		b, err := sc.Next()
-		if err == nil {
-			p.pos, p.leo = sc.Pos(), b.NextOffset()
-			continue
-		}
-		if err == io.EOF {
-			break
-		}
-		var pe *format.PosError
-		if !errors.As(err, &pe) {
-			return err
-		}
-		if sc.Done() {
-			break
-		}
-		p.pos = sc.Pos()
-	}
-	p.size = size
-	return nil
-}
-
-// indexHint returns the last used entry of a segment's offset index (the
-// position of a batch and an offset in it), for segments big enough that
-// scanning them whole would cost. Kafka preallocates the active index with
-// zeros; entries after the first are used while their relative offset is
-// not 0, so the last one is found by bisection in a few reads.
-func indexHint(path string, base, size int64) (pos, offset int64, ok bool) {
-	if size < 1<<20 {
-		return 0, 0, false
-	}
-	f, isize, err := safeio.OpenSized(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	defer f.Close()
-	n := isize / format.OffsetIndexEntrySize
-	var e [format.OffsetIndexEntrySize]byte
-	entry := func(i int64) (rel, pos int32, ok bool) {
-		if _, err := f.ReadAt(e[:], i*format.OffsetIndexEntrySize); err != nil {
-			return 0, 0, false
-		}
-		ie := format.ParseIndexEntry(e[:], 0)
-		return int32(ie.Offset), int32(ie.Pos), true
-	}
-	if n == 0 {
-		return 0, 0, false
-	}
-	lo, hi := int64(0), n
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		rel, _, ok := entry(mid)
-		if !ok {
-			return 0, 0, false
-		}
-		if rel != 0 {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	rel, p, ok := entry(lo)
-	if !ok || p <= 0 || int64(p) >= size {
-		return 0, 0, false
-	}
-	return int64(p), base + int64(rel), true
 }

@@ -4,19 +4,28 @@
 // see yet), segment rolls, deletions and truncations, partitions appearing
 // and disappearing. It never prints; klog tail renders the events.
 //
-// It watches directories, not files (Kafka rolls a segment by creating a
-// file, and retention renames and deletes them), with inotify through
-// fsnotify: every change is an event, and each event makes the tail rescan
-// the one partition it concerns. There is no polling: an idle tail costs no
-// CPU. Reads start from the last known position and read only new bytes
-// with a format.Scanner; a batch still being written (the file ends inside
-// it) is waited for and reported once, when its last byte is there. A file
-// that shrank is reported and rescanned.
+// Each partition is read through its partition.Log, klog's one model of a
+// partition, which a partition.Follower keeps current while the broker (or
+// klog produce) writes: the segments, the log end offset, the log start
+// offset and the high watermark all come from the model, and the tail
+// waits on the model's per-partition wait/notify (one partition.Waiter
+// that says which partitions changed), so each change makes the tail look
+// again at the one partition it concerns. There is no polling: an idle tail
+// costs no CPU. The batches are read through partition.BatchReader from
+// the last reported position up to where the model holds whole batches; a
+// batch still being written (the file ends inside it) is waited for and
+// reported once, when its last byte is there. A segment that shrank is
+// reported and read again from the model's new end.
+//
+// The tail's own partition.Watcher watches the log directories, for
+// partitions that appear and go and for rewrites of
+// replication-offset-checkpoint (an unreadable one is reported), and the
+// directories of partitions that hold no segment yet.
 //
 // The high watermark is the partition's entry in the log dir's
 // replication-offset-checkpoint, which a broker rewrites atomically (a
 // temporary file renamed over it) every replica.high.watermark.checkpoint.interval.ms;
-// the tail re-reads it on every rewrite.
+// the model reads it again on every rewrite.
 package tail
 
 import (
@@ -32,7 +41,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
@@ -73,10 +81,18 @@ func Run(ctx context.Context, paths []string, opts Options, events chan<- Event)
 		return err
 	}
 	defer w.Close()
+	fo, err := partition.NewFollower()
+	if err != nil {
+		return err
+	}
+	defer fo.Close()
+	wait := partition.NewTrackingWaiter()
+	defer wait.Stop()
 	t := &tailer{
-		ctx: ctx, opts: opts, out: events, w: w, now: opts.Now,
-		sc:      format.NewScanner(nil, 0, format.ScanOptions{MaxBatchBytes: opts.MaxBatchBytes}),
+		ctx: ctx, opts: opts, out: events, w: w, fo: fo, wait: wait, now: opts.Now,
+		rd:      partition.NewBatchReader(opts.MaxBatchBytes),
 		parts:   map[string]*part{},
+		byLog:   map[*partition.Log]*part{},
 		logDirs: map[string]*logDir{},
 		roots:   map[string]bool{},
 	}
@@ -105,28 +121,33 @@ type tailer struct {
 	ctx        context.Context
 	opts       Options
 	out        chan<- Event
-	w          *partition.Watcher
-	now        func() time.Time
-	sc         *format.Scanner
-	stopped    bool
+	// w watches the log directories and the partition directories that
+	// hold no segment yet; fo keeps the partitions' models current, and
+	// wait is woken by the models that changed.
+	w       *partition.Watcher
+	fo      *partition.Follower
+	wait    *partition.Waiter
+	rd      *partition.BatchReader
+	now     func() time.Time
+	stopped bool
 
-	parts   map[string]*part   // by directory path
+	parts   map[string]*part // by directory path
+	byLog   map[*partition.Log]*part
 	logDirs map[string]*logDir // parents of the partitions, by path
 	roots   map[string]bool    // partition directories named as PATH
 
-	// Work gathered from a burst of fsnotify events.
-	dirtyData map[*part]bool   // the active .log was written
-	dirtyList map[*part]bool   // a .log was created, removed or renamed
+	// Work gathered from a burst of events.
+	dirtyList map[*part]bool   // a directory awaiting its first segment changed
 	dirtyHW   map[*logDir]bool // replication-offset-checkpoint rewritten
 	overflow  bool
+	woken     []*partition.Log
 }
 
-// logDir is a directory holding partitions: its checkpoint, and whether
-// every partition in it is tailed.
+// logDir is a directory holding partitions, and whether every partition in
+// it is tailed.
 type logDir struct {
 	path string
 	all  bool
-	hw   map[partition.TopicPartition]int64
 }
 
 func (t *tailer) start(paths []string) error {
@@ -186,27 +207,25 @@ func (t *tailer) start(paths []string) error {
 			}
 		}
 	}
-	// Watch every partition before reading any, so no write falls between
-	// the read and the watch.
-	kept := todo[:0]
+	// Follow every partition before reading any (the Follower watches a
+	// directory before it reads it again), so no write falls between the
+	// read and the watch.
+	var kept []*part
 	for _, pd := range todo {
-		if err := t.w.Add(pd.dir); err != nil {
+		p := t.newPart(pd.dir, pd.ld)
+		if err := t.openLog(p); err != nil {
 			if !errors.Is(err, fs.ErrPermission) {
 				return err
 			}
 			// Unreadable: report it, follow the rest.
+			delete(t.parts, p.dir)
 			t.unreadable++
-			t.trouble(t.newPart(pd.dir, pd.ld), err)
+			t.trouble(p, err)
 			continue
 		}
-		kept = append(kept, pd)
+		kept = append(kept, p)
 	}
-	todo = kept
-	for _, ld := range t.logDirs {
-		ld.hw = readHW(ld.path)
-	}
-	for _, pd := range todo {
-		p := t.newPart(pd.dir, pd.ld)
+	for _, p := range kept {
 		if err := t.initPart(p, t.opts.FromBeginning || t.opts.FromOffset > 0 || t.opts.FromLast > 0, TypeState); err != nil {
 			return err
 		}
@@ -254,34 +273,12 @@ func (t *tailer) logDir(path string) *logDir {
 }
 
 func (t *tailer) newPart(dir string, ld *logDir) *part {
-	p := &part{dir: dir, ld: ld, cur: -1, partialAt: -1, badAt: -1, partition: -1}
+	p := &part{dir: dir, ld: ld, cur: -1, partialAt: -1, badAt: -1, partition: -1, hw: -1}
 	if topic, n, ok := partition.ParseDirName(filepath.Base(dir)); ok {
 		p.topic, p.partition = topic, n
 	}
-	p.hw = ld.lookup(p)
 	t.parts[dir] = p
 	return p
-}
-
-func (ld *logDir) lookup(p *part) int64 {
-	if p.partition < 0 {
-		return -1
-	}
-	if v, ok := ld.hw[partition.TopicPartition{Topic: p.topic, Partition: p.partition}]; ok {
-		return v
-	}
-	return -1
-}
-
-// readHW reads a log dir's replication-offset-checkpoint; a missing or
-// unreadable file is an empty map.
-func readHW(dir string) map[partition.TopicPartition]int64 {
-	m, _ := readHWErr(dir)
-	return m
-}
-
-func readHWErr(dir string) (map[partition.TopicPartition]int64, error) {
-	return partition.HighWatermarks(dir)
 }
 
 // emit sends ev unless the tail is stopping.
@@ -302,7 +299,7 @@ func (t *tailer) event(p *part, typ Type) Event {
 	ev := Event{Type: typ, Time: now, Timestamp: now.UnixMilli(), Dir: p.dir, Topic: p.topic, Partition: p.partition,
 		LogStartOffset: p.leo, LogEndOffset: p.leo, HighWatermark: p.hw, Segments: len(p.segs)}
 	if len(p.segs) > 0 {
-		ev.LogStartOffset = p.segs[0].base
+		ev.LogStartOffset = p.logStart
 	}
 	if p.hw >= 0 {
 		ev.Gap = p.leo - p.hw
@@ -327,6 +324,14 @@ func (t *tailer) loop() error {
 			}
 			if err := t.noteErr(err); err != nil {
 				return err
+			}
+		case <-t.wait.C():
+			// Woken says which models changed.
+		case _, ok := <-t.fo.Errors():
+			// A model that could not be read again stays stale and woke
+			// its waiters: its next view returns the error.
+			if !ok {
+				return errors.New("tail: the partition follower closed")
 			}
 		}
 		// Take whatever else is already queued, so a burst costs one
@@ -384,13 +389,9 @@ func (t *tailer) note(ev fsnotify.Event) {
 	}
 	dir, base := filepath.Dir(name), filepath.Base(name)
 	if p := t.parts[dir]; p != nil {
-		_, suffix, ok := partition.ParseFileName(base)
-		if !ok || !strings.HasPrefix(suffix, partition.LogSuffix) {
-			return // indexes, snapshots, checkpoints: not the log
-		}
-		if suffix == partition.LogSuffix && ev.Op == fsnotify.Write {
-			mark(&t.dirtyData, p)
-		} else {
+		// A directory awaiting its first segment (the model follows the
+		// others).
+		if p.log == nil && strings.HasSuffix(base, partition.LogSuffix) {
 			mark(&t.dirtyList, p)
 		}
 		return
@@ -431,13 +432,14 @@ func (t *tailer) appeared(dir string, ld *logDir) {
 	if t.parts[dir] != nil {
 		return
 	}
-	if err := t.w.Add(dir); err != nil {
-		p := t.newPart(dir, ld)
+	p := t.newPart(dir, ld)
+	if err := t.openLog(p); err != nil {
 		delete(t.parts, dir)
+		t.dropLog(p)
+		t.w.Remove(dir)
 		t.trouble(p, err)
 		return
 	}
-	p := t.newPart(dir, ld)
 	if err := t.initPart(p, true, TypePartitionAdded); err != nil {
 		if _, serr := os.Stat(dir); serr != nil {
 			t.checkGone(p) // it went as fast as it came
@@ -456,41 +458,47 @@ func (t *tailer) trouble(p *part, err error) {
 
 // checkGone reports p removed if its directory is gone.
 func (t *tailer) checkGone(p *part) {
+	if t.parts[p.dir] != p {
+		return
+	}
 	if _, err := os.Stat(p.dir); err == nil {
 		return
 	}
+	t.dropLog(p)
 	t.w.Remove(p.dir)
 	delete(t.parts, p.dir)
 	t.emit(t.event(p, TypePartitionRemoved))
 }
 
-// flush does the work gathered by note: data first (in directory order),
-// then high watermarks, so an HW event shows an up-to-date gap.
+// flush does the work gathered: the partitions whose models changed and
+// the directories that got their first segment, in directory order (each
+// one's data first, then its high watermark, so an HW event shows an
+// up-to-date gap), then the checkpoints rewritten.
 func (t *tailer) flush() error {
 	if t.overflow {
 		t.overflow = false
 		t.rescanAll()
 	}
-	if len(t.dirtyData)+len(t.dirtyList) > 0 {
+	t.woken = t.wait.Woken(t.woken[:0])
+	if len(t.woken)+len(t.dirtyList) > 0 {
 		var ps []*part
-		for p := range t.dirtyData {
-			ps = append(ps, p)
-		}
-		for p := range t.dirtyList {
-			if !t.dirtyData[p] {
+		for _, l := range t.woken {
+			if p := t.byLog[l]; p != nil && !t.dirtyList[p] {
 				ps = append(ps, p)
 			}
+		}
+		for p := range t.dirtyList {
+			ps = append(ps, p)
 		}
 		sort.Slice(ps, func(i, j int) bool { return ps[i].dir < ps[j].dir })
 		for _, p := range ps {
 			if t.parts[p.dir] != p {
 				continue // removed meanwhile
 			}
-			if err := t.rescan(p, t.dirtyList[p]); err != nil {
+			if err := t.update(p); err != nil {
 				return err
 			}
 		}
-		clear(t.dirtyData)
 		clear(t.dirtyList)
 	}
 	if len(t.dirtyHW) > 0 {
@@ -533,6 +541,25 @@ func (t *tailer) rescanAll() {
 	}
 }
 
+// update brings p up to date: a partition awaiting its first segment opens
+// its model when it has one, and its segments are reported as rolls.
+func (t *tailer) update(p *part) error {
+	if p.log != nil {
+		return t.refresh(p)
+	}
+	if err := t.openLog(p); err != nil {
+		if _, serr := os.Stat(p.dir); serr != nil {
+			t.checkGone(p)
+			return nil
+		}
+		return err
+	}
+	if p.log == nil {
+		return nil // still no segment
+	}
+	return t.refresh(p)
+}
+
 func markDir(m *map[*logDir]bool, ld *logDir) {
 	if *m == nil {
 		*m = map[*logDir]bool{}
@@ -540,34 +567,14 @@ func markDir(m *map[*logDir]bool, ld *logDir) {
 	(*m)[ld] = true
 }
 
-// reloadHW re-reads a log dir's checkpoint and reports the partitions whose
-// high watermark changed.
+// reloadHW checks a log dir's rewritten checkpoint: one that cannot be
+// read is reported (the models take it as no entry). The partitions whose
+// high watermark changed are reported as their models change.
 func (t *tailer) reloadHW(ld *logDir) {
-	hw, err := readHWErr(ld.path)
-	if err != nil {
+	if _, err := partition.HighWatermarks(ld.path); err != nil {
 		now := t.now().UTC()
 		ev := Event{Type: TypeCorrupt, Time: now, Timestamp: now.UnixMilli(), Dir: ld.path, Partition: -1, HighWatermark: -1,
 			Problem: &verify.Problem{Position: -1, Offset: -1, Message: filepath.Join(ld.path, partition.ReplicationCheckpoint) + ": " + err.Error()}}
-		t.emit(ev)
-		return
-	}
-	ld.hw = hw
-	var ps []*part
-	for _, p := range t.parts {
-		if p.ld == ld {
-			ps = append(ps, p)
-		}
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i].dir < ps[j].dir })
-	for _, p := range ps {
-		v := ld.lookup(p)
-		if v == p.hw {
-			continue
-		}
-		old := p.hw
-		p.hw = v
-		ev := t.event(p, TypeHighWatermark)
-		ev.Change = &Change{From: old, To: v}
 		t.emit(ev)
 	}
 }

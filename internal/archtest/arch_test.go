@@ -431,3 +431,37 @@ func TestOnlyPartitionListsSegments(t *testing.T) {
 		})
 	})
 }
+
+// TestTailReadsThroughTheModel: klog tail reads partitions through
+// partition.Log (kept current by a partition.Follower, waited on through a
+// partition.Waiter) and its batches through partition.BatchReader; it has
+// no segment reader of its own: no format.Scanner, no listing of a
+// partition directory (partition.Open), no file opened through safeio.
+func TestTailReadsThroughTheModel(t *testing.T) {
+	forbidden := map[string]map[string]bool{
+		module + "format":          {"NewScanner": true, "Scanner": true, "ScanOptions": true},
+		module + "partition":       {"Open": true},
+		module + "internal/safeio": {"Open": true, "OpenSized": true, "ReadFile": true, "Source": true},
+	}
+	goFiles(t, func(rel string, fset *token.FileSet, f *ast.File) {
+		if !strings.HasPrefix(rel, "tail/") {
+			return
+		}
+		names := map[string]map[string]bool{}
+		for path, sels := range forbidden {
+			if name := importName(f, path); name != "" {
+				names[name] = sels
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && names[x.Name][sel.Sel.Name] {
+				t.Errorf("%s: %s.%s: tail reads segments through partition.Log and partition.BatchReader only", fset.Position(sel.Pos()), x.Name, sel.Sel.Name)
+			}
+			return true
+		})
+	})
+}
