@@ -3,12 +3,14 @@ package cluster
 import (
 	"bufio"
 	"fmt"
-	"github.com/klog-dev/klog/ndjson"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/ndjson"
 )
 
 // The groups as kafka-consumer-groups.sh --describe prints them
@@ -18,6 +20,36 @@ import (
 // precede the group's table on stdout).
 
 const missing = "-"
+
+// Tables that fit: through a dump.StyledWriter with a MaxWidth (the
+// terminal's width, or $COLUMNS) a table the Kafka tool's layout would
+// draw wider than that is drawn by dump.PlainLines instead, with the
+// same headers where they fit (dump.Columns says how each gives way), so
+// that a terminal never wraps it. A file or a pipe gets the tool's layout
+// as it is.
+
+// tableWidth is the width w's tables are fitted to (0: none).
+func tableWidth(w io.Writer) int {
+	if sw, ok := w.(*dump.StyledWriter); ok && !sw.Style.TSV {
+		return sw.Style.MaxWidth
+	}
+	return 0
+}
+
+// writeTable writes the Kafka tool's lines of a table, or header and rows
+// fitted into width when one of those lines is wider.
+func writeTable(bw *bufio.Writer, width int, kafka []string, header []string, rows [][]string) {
+	fits := true
+	for _, l := range kafka {
+		fits = fits && (width <= 0 || dump.LineWidth(l) <= width)
+	}
+	if !fits {
+		kafka = dump.PlainLines(header, rows, width)
+	}
+	for _, l := range kafka {
+		bw.WriteString(l + "\n")
+	}
+}
 
 func pad(s string, w int) string {
 	if n := len([]rune(s)); n < w {
@@ -109,6 +141,7 @@ func (g *Group) offsetRows() []offsetRow {
 // WriteGroupOffsets writes each group's offsets table (the default
 // --describe view); verbose adds LEADER-EPOCH, COMMIT-TIME and METADATA.
 func WriteGroupOffsets(w io.Writer, rep *GroupsReport, verbose bool) error {
+	fit := tableWidth(w)
 	bw := bufio.NewWriter(w)
 	for _, g := range rep.Groups {
 		if n := groupNote(g); n != "" {
@@ -122,20 +155,24 @@ func WriteGroupOffsets(w io.Writer, rep *GroupsReport, verbose bool) error {
 		for _, r := range rows {
 			tw, cw, hw, kw = width(tw, r.topic), width(cw, r.consumer), width(hw, r.host), width(kw, r.client)
 		}
+		var kafka []string
+		var cells [][]string
 		line := func(cols ...string) {
-			bw.WriteString(pad(cols[0], gw) + " " + pad(cols[1], tw) + " " + pad(cols[2], 10) + " " + pad(cols[3], 15) + " " +
-				pad(cols[4], 15) + " " + pad(cols[5], 15) + " " + pad(cols[6], cw) + " " + pad(cols[7], hw) + " ")
+			l := pad(cols[0], gw) + " " + pad(cols[1], tw) + " " + pad(cols[2], 10) + " " + pad(cols[3], 15) + " " +
+				pad(cols[4], 15) + " " + pad(cols[5], 15) + " " + pad(cols[6], cw) + " " + pad(cols[7], hw) + " "
 			if !verbose {
-				bw.WriteString(cols[8] + "\n")
+				kafka, cells = append(kafka, l+cols[8]), append(cells, cols[:9])
 				return
 			}
-			bw.WriteString(strings.TrimRight(pad(cols[8], kw)+" "+pad(cols[9], 12)+" "+pad(cols[10], 24)+" "+cols[11], " ") + "\n")
+			kafka = append(kafka, strings.TrimRight(l+pad(cols[8], kw)+" "+pad(cols[9], 12)+" "+pad(cols[10], 24)+" "+cols[11], " "))
+			cells = append(cells, cols)
 		}
 		bw.WriteString("\n")
 		line("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID", "LEADER-EPOCH", "COMMIT-TIME", "METADATA")
 		for _, r := range rows {
 			line(g.GroupID, r.topic, r.partition, r.offset, r.end, r.lag, r.consumer, r.host, r.client, r.epoch, r.commitTime, r.metadata)
 		}
+		writeTable(bw, fit, kafka, cells[0], cells[1:])
 	}
 	return bw.Flush()
 }
@@ -143,6 +180,7 @@ func WriteGroupOffsets(w io.Writer, rep *GroupsReport, verbose bool) error {
 // WriteGroupMembers writes each group's members (--describe --members;
 // verbose adds the assignment).
 func WriteGroupMembers(w io.Writer, rep *GroupsReport, verbose bool) error {
+	fit := tableWidth(w)
 	bw := bufio.NewWriter(w)
 	for _, g := range rep.Groups {
 		if n := groupNote(g); n != "" {
@@ -159,19 +197,25 @@ func WriteGroupMembers(w io.Writer, rep *GroupsReport, verbose bool) error {
 				iw, withInstance = width(iw, *m.GroupInstanceID), true
 			}
 		}
-		row := func(group, id, inst, host, client, n string) {
-			bw.WriteString(pad(group, gw) + " " + pad(id, cw) + " ")
+		var kafka []string
+		var cells [][]string
+		row := func(group, id, inst, host, client, n, assignment string) {
+			l := pad(group, gw) + " " + pad(id, cw) + " "
+			c := []string{group, id}
 			if withInstance {
-				bw.WriteString(pad(inst, iw) + " ")
+				l += pad(inst, iw) + " "
+				c = append(c, inst)
 			}
-			bw.WriteString(pad(host, hw) + " " + pad(client, kw) + " " + pad(n, 15) + " ")
+			l += pad(host, hw) + " " + pad(client, kw) + " " + pad(n, 15) + " "
+			c = append(c, host, client, n)
+			if verbose {
+				l += assignment
+				c = append(c, assignment)
+			}
+			kafka, cells = append(kafka, l), append(cells, c)
 		}
 		bw.WriteString("\n")
-		row("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
-		if verbose {
-			bw.WriteString("ASSIGNMENT")
-		}
-		bw.WriteString("\n")
+		row("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "ASSIGNMENT")
 		for _, m := range g.Members {
 			n := 0
 			var parts []string
@@ -189,16 +233,13 @@ func WriteGroupMembers(w io.Writer, rep *GroupsReport, verbose bool) error {
 			if m.GroupInstanceID != nil {
 				inst = *m.GroupInstanceID
 			}
-			row(g.GroupID, m.MemberID, inst, orMissing(m.ClientHost), orMissing(m.ClientID), strconv.Itoa(n))
-			if verbose {
-				if len(parts) == 0 {
-					bw.WriteString(missing)
-				} else {
-					bw.WriteString(strings.Join(parts, ", "))
-				}
+			assignment := missing
+			if len(parts) > 0 {
+				assignment = strings.Join(parts, ", ")
 			}
-			bw.WriteString("\n")
+			row(g.GroupID, m.MemberID, inst, orMissing(m.ClientHost), orMissing(m.ClientID), strconv.Itoa(n), assignment)
 		}
+		writeTable(bw, fit, kafka, cells[0], cells[1:])
 	}
 	return bw.Flush()
 }
@@ -206,6 +247,7 @@ func WriteGroupMembers(w io.Writer, rep *GroupsReport, verbose bool) error {
 // WriteGroupStates writes each group's state (--describe --state); the
 // coordinator is the __consumer_offsets partition that owns the group.
 func WriteGroupStates(w io.Writer, rep *GroupsReport) error {
+	fit := tableWidth(w)
 	bw := bufio.NewWriter(w)
 	for _, g := range rep.Groups {
 		coord := OffsetsTopic + "-" + strconv.Itoa(int(g.CoordinatorPartition))
@@ -214,12 +256,14 @@ func WriteGroupStates(w io.Writer, rep *GroupsReport) error {
 		}
 		cl := max(25, len(coord))
 		strategy := g.assignor()
-		row := func(group, c, s, st, n string) {
-			bw.WriteString(pad(group, cl) + " " + pad(c, 25) + " " + pad(s, 20) + " " + pad(st, 15) + " " + n + "\n")
+		row := func(group, c, s, st, n string) string {
+			return pad(group, cl) + " " + pad(c, 25) + " " + pad(s, 20) + " " + pad(st, 15) + " " + n
 		}
 		bw.WriteString("\n")
-		row("GROUP", "COORDINATOR (PARTITION)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
-		row(g.GroupID, coord, strategy, g.State, strconv.Itoa(len(g.Members)))
+		header := []string{"GROUP", "COORDINATOR (PARTITION)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"}
+		cells := []string{g.GroupID, coord, strategy, g.State, strconv.Itoa(len(g.Members))}
+		writeTable(bw, fit, []string{row(header[0], header[1], header[2], header[3], header[4]), row(cells[0], cells[1], cells[2], cells[3], cells[4])},
+			header, [][]string{cells})
 	}
 	return bw.Flush()
 }
@@ -245,40 +289,50 @@ func (g *Group) assignor() string {
 // WriteGroupList writes one line per group: its id, type and state
 // (kafka-consumer-groups.sh --list --state, with the type).
 func WriteGroupList(w io.Writer, rep *GroupsReport) error {
+	fit := tableWidth(w)
 	bw := bufio.NewWriter(w)
 	gw := 15
 	for _, g := range rep.Groups {
 		gw = width(gw, g.GroupID)
 	}
-	bw.WriteString(pad("GROUP", gw) + " " + pad("TYPE", 10) + " STATE\n")
+	kafka := []string{pad("GROUP", gw) + " " + pad("TYPE", 10) + " STATE"}
+	var rows [][]string
 	for _, g := range rep.Groups {
-		bw.WriteString(pad(g.GroupID, gw) + " " + pad(g.Type, 10) + " " + g.State + "\n")
+		kafka = append(kafka, pad(g.GroupID, gw)+" "+pad(g.Type, 10)+" "+g.State)
+		rows = append(rows, []string{g.GroupID, g.Type, g.State})
 	}
+	writeTable(bw, fit, kafka, []string{"GROUP", "TYPE", "STATE"}, rows)
 	return bw.Flush()
 }
 
 // WriteGroupDeleted writes the committed partitions whose last record is a
 // tombstone, and offsets pending in open transactions.
 func WriteGroupDeleted(w io.Writer, rep *GroupsReport) error {
+	fit := tableWidth(w)
 	bw := bufio.NewWriter(w)
 	for _, g := range rep.Groups {
 		if len(g.DeletedOffsets) == 0 && len(g.PendingOffsets) == 0 {
 			continue
 		}
-		bw.WriteString("\n" + pad("GROUP", width(15, g.GroupID)) + " " + pad("TOPIC", 15) + " " + pad("PARTITION", 10) + " " +
-			pad("LAST-OFFSET", 15) + " " + pad("STATUS", 30) + " AT\n")
+		var kafka []string
+		var cells [][]string
+		line := func(c ...string) {
+			kafka = append(kafka, pad(c[0], width(15, g.GroupID))+" "+pad(c[1], 15)+" "+pad(c[2], 10)+" "+pad(c[3], 15)+" "+pad(c[4], 30)+" "+c[5])
+			cells = append(cells, c)
+		}
+		line("GROUP", "TOPIC", "PARTITION", "LAST-OFFSET", "STATUS", "AT")
 		for _, d := range g.DeletedOffsets {
 			last := missing
 			if d.LastOffset >= 0 {
 				last = strconv.FormatInt(d.LastOffset, 10)
 			}
-			bw.WriteString(pad(g.GroupID, width(15, g.GroupID)) + " " + pad(d.Topic, 15) + " " + pad(strconv.Itoa(int(d.Partition)), 10) + " " +
-				pad(last, 15) + " " + pad("deleted (tombstone "+strconv.FormatInt(d.TombstoneOffset, 10)+")", 30) + " " + timeText(d.TombstoneTimestamp) + "\n")
+			line(g.GroupID, d.Topic, strconv.Itoa(int(d.Partition)), last, "deleted (tombstone "+strconv.FormatInt(d.TombstoneOffset, 10)+")", timeText(d.TombstoneTimestamp))
 		}
 		for _, o := range g.PendingOffsets {
-			bw.WriteString(pad(g.GroupID, width(15, g.GroupID)) + " " + pad(o.Topic, 15) + " " + pad(strconv.Itoa(int(o.Partition)), 10) + " " +
-				pad(strconv.FormatInt(o.Offset, 10), 15) + " " + pad("pending (producer "+strconv.FormatInt(o.ProducerID, 10)+")", 30) + " " + timeText(o.CommitTimestamp) + "\n")
+			line(g.GroupID, o.Topic, strconv.Itoa(int(o.Partition)), strconv.FormatInt(o.Offset, 10), "pending (producer "+strconv.FormatInt(o.ProducerID, 10)+")", timeText(o.CommitTimestamp))
 		}
+		bw.WriteString("\n")
+		writeTable(bw, fit, kafka, cells[0], cells[1:])
 	}
 	return bw.Flush()
 }

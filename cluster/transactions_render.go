@@ -14,8 +14,9 @@ import (
 // then a tab): describe's columns for the transactional ids, find-hanging's
 // for the open transactions, with klog's own columns after them.
 
-// prettyTable is ToolsUtils.prettyPrintTable.
-func prettyTable(w *bufio.Writer, headers []string, rows [][]string) {
+// prettyTable is ToolsUtils.prettyPrintTable, fitted into width
+// (writeTable).
+func prettyTable(w *bufio.Writer, width int, headers []string, rows [][]string) {
 	widths := make([]int, len(headers))
 	for i, h := range headers {
 		widths[i] = len([]rune(h))
@@ -25,16 +26,19 @@ func prettyTable(w *bufio.Writer, headers []string, rows [][]string) {
 			widths[i] = max(widths[i], len([]rune(r[i])))
 		}
 	}
+	var kafka []string
 	line := func(r []string) {
+		var b strings.Builder
 		for i := range headers {
-			w.WriteString(pad(r[i], widths[i]) + "\t")
+			b.WriteString(pad(r[i], widths[i]) + "\t")
 		}
-		w.WriteString("\n")
+		kafka = append(kafka, b.String())
 	}
 	line(headers)
 	for _, r := range rows {
 		line(r)
 	}
+	writeTable(w, width, kafka, headers, rows)
 }
 
 // describeHeaders are DescribeTransactionsCommand's, the coordinator being
@@ -83,6 +87,7 @@ func (o *OpenTransaction) row() []string {
 // the open transactions (find-hanging's), and the statistics. hangingOnly
 // prints find-hanging's table alone, of the hanging transactions.
 func WriteTransactions(w io.Writer, rep *TransactionsReport, hangingOnly bool) error {
+	width := tableWidth(w)
 	bw := bufio.NewWriter(w)
 	if hangingOnly {
 		var rows [][]string
@@ -91,7 +96,7 @@ func WriteTransactions(w io.Writer, rep *TransactionsReport, hangingOnly bool) e
 				rows = append(rows, o.row()[:8])
 			}
 		}
-		prettyTable(bw, hangingHeaders[:8], rows)
+		prettyTable(bw, width, hangingHeaders[:8], rows)
 		return bw.Flush()
 	}
 	fmt.Fprintf(bw, "%d transactional ids", len(rep.Transactions))
@@ -109,7 +114,7 @@ func WriteTransactions(w io.Writer, rep *TransactionsReport, hangingOnly bool) e
 		for _, t := range rep.Transactions {
 			rows = append(rows, t.row(rep.NowMs))
 		}
-		prettyTable(bw, describeHeaders, rows)
+		prettyTable(bw, width, describeHeaders, rows)
 	}
 	fmt.Fprintf(bw, "\n%d open transactions in %d partitions, %d hanging (open longer than %d min, as find-hanging judges at %s):\n",
 		rep.OpenCount, rep.PartitionsRead, rep.HangingCount, rep.MaxTimeoutMs/60000, timeText(rep.NowMs))
@@ -118,7 +123,7 @@ func WriteTransactions(w io.Writer, rep *TransactionsReport, hangingOnly bool) e
 		for _, o := range rep.Open {
 			rows = append(rows, o.row())
 		}
-		prettyTable(bw, hangingHeaders, rows)
+		prettyTable(bw, width, hangingHeaders, rows)
 		for _, o := range rep.Open {
 			if o.Hanging || o.Unknown {
 				fmt.Fprintf(bw, "  %s-%d producer %d: %s\n", o.Topic, o.Partition, o.ProducerID, o.Reason)

@@ -3,6 +3,7 @@ package dump
 import (
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/mattn/go-runewidth"
 )
@@ -103,6 +104,58 @@ var Columns = map[string]Column{
 	"records":         {Short: "recs"},
 	"first offset":    {Short: "first"},
 	"producer epoch":  {Short: "p epoch", Drop: 2},
+	// groups: kafka-consumer-groups --describe's headers (a short form
+	// takes the header's case: PART for PARTITION). The consumer id
+	// never drops (its start is the client id), nor the commit time
+	// --verbose asks for (it is cut to its date); the host and the client
+	// id go first.
+	"current-offset":          {Short: "OFFSET"},
+	"log-end-offset":          {Short: "END"},
+	"consumer-id":             {Short: "CONSUMER"},
+	"client-id":               {Short: "CLIENT", Drop: 2},
+	"host":                    {Drop: 3},
+	"leader-epoch":            {Short: "EPOCH", Drop: 4},
+	"commit-time":             {Short: "COMMITTED"},
+	"metadata":                {Drop: 5},
+	"group-instance-id":       {Short: "INSTANCE", Drop: 3},
+	"#partitions":             {Short: "#PARTS"},
+	"assignment":              {Wrap: true},
+	"coordinator (partition)": {Short: "COORDINATOR"},
+	"assignment-strategy":     {Short: "STRATEGY", Drop: 1},
+	"last-offset":             {Short: "LAST"},
+	"status":                  {Wrap: true},
+	// transactions: kafka-transactions describe's and find-hanging's
+	"coordinatorpartition":          {Short: "Coordinator", Drop: 3},
+	"transactionalid":               {Short: "TxnId"},
+	"producerid":                    {Short: "Pid"},
+	"producerepoch":                 {Short: "Epoch", Drop: 2},
+	"transactionstate":              {Short: "State"},
+	"transactiontimeoutms":          {Short: "TimeoutMs", Drop: 4},
+	"currenttransactionstarttimems": {Short: "StartMs", Drop: 5},
+	"transactiondurationms":         {Short: "DurationMs"},
+	"topicpartitions":               {Short: "Partitions"},
+	"lastupdatetimems":              {Short: "UpdatedMs", Drop: 6},
+	"coordinatorepoch":              {Short: "CoordEpoch", Drop: 4},
+	"startoffset":                   {Short: "Start"},
+	"lasttimestamp":                 {Short: "LastTs", Drop: 3},
+	"duration(min)":                 {Short: "Min"},
+	"coordinatorstate":              {Short: "CoordState", Drop: 1},
+	"pinslso":                       {Short: "Pins", Drop: 2},
+}
+
+// matchCase gives a short form the case of the header it stands for:
+// all capitals for an all-capital header (Kafka's tools'), a capital
+// first letter for a capitalised one.
+func matchCase(header, short string) string {
+	switch {
+	case header == strings.ToUpper(header) && header != strings.ToLower(header):
+		return strings.ToUpper(short)
+	case header != "" && unicode.IsUpper([]rune(header)[0]):
+		r := []rune(short)
+		r[0] = unicode.ToUpper(r[0])
+		return string(r)
+	}
+	return short
 }
 
 var followerFetch = regexp.MustCompile(`^follower (\S+) next fetch$`)
@@ -135,7 +188,7 @@ func Layout(header []string, rows [][]string, width int) ([]string, [][]string) 
 	// 1. Headers abbreviate.
 	for i := range t.head {
 		if c := column(t.head[i]); c.Short != "" {
-			t.head[i] = c.Short
+			t.head[i] = matchCase(t.head[i], c.Short)
 		}
 	}
 	t.measure()
@@ -427,4 +480,89 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// PlainLines draws a table without borders, its columns padded to their
+// widest cell and separated by one space (as the Kafka tools print
+// theirs), fitted into width display columns by Layout's rules (0: no
+// limit). Layout reserves three columns of border a cell and one more;
+// a plain table draws one, so that much is given back, as far as the
+// result still fits. A cell of several lines (a wrapped prose column)
+// takes as many lines; trailing spaces are trimmed.
+func PlainLines(header []string, rows [][]string, width int) []string {
+	if width <= 0 {
+		return plainLines(header, rows)
+	}
+	for bonus := 2*len(header) + 2; ; bonus -= 2 {
+		h, r := Layout(header, rows, width+bonus)
+		lines := plainLines(h, r)
+		if bonus <= 0 || linesWidth(lines) <= width {
+			return lines
+		}
+	}
+}
+
+func plainLines(header []string, rows [][]string) []string {
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = lineWidth(h)
+	}
+	for _, r := range rows {
+		for i := 0; i < len(r) && i < len(widths); i++ {
+			widths[i] = max(widths[i], lineWidth(r[i]))
+		}
+	}
+	var out []string
+	row := func(cells []string) {
+		split := make([][]string, len(widths))
+		height := 1
+		for i := range widths {
+			if i < len(cells) {
+				split[i] = strings.Split(cells[i], "\n")
+			}
+			height = max(height, len(split[i]))
+		}
+		for k := 0; k < height; k++ {
+			var b strings.Builder
+			for i, w := range widths {
+				c := ""
+				if k < len(split[i]) {
+					c = split[i][k]
+				}
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(c)
+				b.WriteString(strings.Repeat(" ", max(0, w-runewidth.StringWidth(c))))
+			}
+			out = append(out, strings.TrimRight(b.String(), " "))
+		}
+	}
+	row(header)
+	for _, r := range rows {
+		row(r)
+	}
+	return out
+}
+
+// LineWidth is the display width of a line as a terminal shows it: tabs
+// advance to the next multiple of 8.
+func LineWidth(l string) int {
+	w := 0
+	for _, r := range l {
+		if r == '\t' {
+			w = (w/8 + 1) * 8
+			continue
+		}
+		w += runewidth.RuneWidth(r)
+	}
+	return w
+}
+
+func linesWidth(lines []string) int {
+	w := 0
+	for _, l := range lines {
+		w = max(w, LineWidth(l))
+	}
+	return w
 }

@@ -88,3 +88,33 @@ func TestLayoutOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainLines: a borderless table fits its width with one space
+// between columns, gets back the border columns Layout reserves (no
+// header shortened while the whole table fits), and its short headers take
+// the header's case.
+func TestPlainLines(t *testing.T) {
+	header := []string{"GROUP", "PARTITION", "CURRENT-OFFSET", "HOST", "Partition"}
+	rows := [][]string{{"g1", "0", "42", "/127.0.0.1", "3"}}
+	whole := PlainLines(header, rows, 0)
+	if whole[0] != "GROUP PARTITION CURRENT-OFFSET HOST       Partition" || whole[1] != "g1    0         42             /127.0.0.1 3" {
+		t.Fatalf("unfitted: %q", whole)
+	}
+	if got := PlainLines(header, rows, len(whole[0])); strings.Join(got, "\n") != strings.Join(whole, "\n") {
+		t.Errorf("a table that fits changed: %q", got)
+	}
+	got := PlainLines(header, rows, len(whole[0])-1)
+	if got[0] != "GROUP PART OFFSET HOST       Part" {
+		t.Errorf("one column short: %q, want the headers shortened in their case", got)
+	}
+	for _, w := range []int{40, 30, 20, 12} {
+		for _, l := range PlainLines(header, rows, w) {
+			if LineWidth(l) > w {
+				t.Errorf("%d columns: %q is %d wide", w, l, LineWidth(l))
+			}
+		}
+	}
+	if LineWidth("ab\tc") != 9 || LineWidth("abcdefgh\t") != 16 {
+		t.Errorf("tabs: %d %d", LineWidth("ab\tc"), LineWidth("abcdefgh\t"))
+	}
+}

@@ -13,42 +13,11 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/inspect"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/verify"
 )
 
 const kafkaWritten = "../testdata/segments/kafka-written"
-
-// copyDir copies a fixture partition's Kafka files (not the oracle text
-// files beside them) to dst.
-func copyDir(t *testing.T, src, dst string, skip ...string) {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	des, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-next:
-	for _, de := range des {
-		n := de.Name()
-		if de.IsDir() || strings.HasSuffix(n, ".txt") || strings.HasSuffix(n, ".json") {
-			continue
-		}
-		for _, s := range skip {
-			if strings.HasPrefix(n, s) {
-				continue next
-			}
-		}
-		b, err := os.ReadFile(filepath.Join(src, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // twoBrokers lays out two brokers' log dirs from Kafka-written fixtures:
 // broker 1 holds orders-0 (three segments of every codec, from UnifiedLog),
@@ -60,10 +29,10 @@ func twoBrokers(t *testing.T) (b1, b2 string) {
 	t.Helper()
 	root := t.TempDir()
 	b1, b2 = filepath.Join(root, "broker1"), filepath.Join(root, "broker2")
-	copyDir(t, filepath.Join(kafkaWritten, "unifiedlog-producer/topic-0"), filepath.Join(b1, "orders-0"))
-	copyDir(t, filepath.Join(kafkaWritten, "unifiedlog-producer/topic-0"), filepath.Join(b2, "orders-0"), "00000000000000000032.")
-	copyDir(t, filepath.Join(kafkaWritten, "v2-gzip"), filepath.Join(b1, "events-0"))
-	copyDir(t, filepath.Join(kafkaWritten, "coordinator/__consumer_offsets-0"), filepath.Join(b1, "__consumer_offsets-0"))
+	klogtest.CopyPartition(t, filepath.Join(kafkaWritten, "unifiedlog-producer/topic-0"), filepath.Join(b1, "orders-0"))
+	klogtest.CopyPartition(t, filepath.Join(kafkaWritten, "unifiedlog-producer/topic-0"), filepath.Join(b2, "orders-0"), "00000000000000000032.")
+	klogtest.CopyPartition(t, filepath.Join(kafkaWritten, "v2-gzip"), filepath.Join(b1, "events-0"))
+	klogtest.CopyPartition(t, filepath.Join(kafkaWritten, "coordinator/__consumer_offsets-0"), filepath.Join(b1, "__consumer_offsets-0"))
 	for i, d := range []string{b1, b2} {
 		if err := os.WriteFile(filepath.Join(d, "meta.properties"), []byte("version=1\ncluster.id=c\nnode.id="+strconv.Itoa(i+1)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -156,7 +125,7 @@ func TestBuild(t *testing.T) {
 // section (nil, JSON null), and no groups without __consumer_offsets.
 func TestOneBrokerNoDivergence(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "events-0")
-	copyDir(t, filepath.Join(kafkaWritten, "v2-gzip"), dir)
+	klogtest.CopyPartition(t, filepath.Join(kafkaWritten, "v2-gzip"), dir)
 	rep, err := Build(context.Background(), []string{dir}, Options{Now: fixtureNow, Retention: inspect.DefaultRetentionConfig()})
 	if err != nil {
 		t.Fatal(err)

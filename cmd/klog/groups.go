@@ -48,7 +48,7 @@ partition count, with Java's String.hashCode and Kafka's Utils.abs
 (--coordinator-of prints it).
 
 Output: kafka-consumer-groups.sh --describe's tables and widths (--members,
---state), its notes on empty, rebalancing and missing groups (on stdout,
+--state; fitted to a narrower terminal or $COLUMNS), its notes on empty, rebalancing and missing groups (on stdout,
 before the table); --json one object per group (type "group"), then a
 summary (type "groups"); the fields are listed in the README.
 
@@ -107,9 +107,11 @@ func runGroups(c *cli.Context) error {
 
 func renderGroups(c *cli.Context, w io.Writer, rep *cluster.GroupsReport) error {
 	verbose := c.Bool(groupsVerboseFlag.Name)
-	switch {
-	case c.Bool(groupsJSONFlag.Name):
+	if c.Bool(groupsJSONFlag.Name) {
 		return cluster.WriteGroupsJSON(w, rep)
+	}
+	w = styled(c, w, "table") // fitted to the terminal (or $COLUMNS)
+	switch {
 	case c.Bool(groupsMembersFlag.Name):
 		return cluster.WriteGroupMembers(w, rep, verbose)
 	case c.Bool(groupsStateFlag.Name):

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 // TestProgressClearedBeforeOutput runs klog segments with stdout and
@@ -21,7 +22,7 @@ func TestProgressClearedBeforeOutput(t *testing.T) {
 	src := segments(t, "kafka-written", "unifiedlog-producer", "topic-0")
 	logDir := t.TempDir()
 	for _, p := range []string{"orders-0", "orders-1", "orders-2"} {
-		copyFixtureDir(t, src, filepath.Join(logDir, p))
+		klogtest.CopyPartition(t, src, filepath.Join(logDir, p))
 	}
 	ptmx, tty, err := pty.Open()
 	if err != nil {

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/mattn/go-runewidth"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestTablesFit(t *testing.T) {
 	p := segments(t, "kafka-written", "unifiedlog-producer", "topic-0")
 	behind := filepath.Join(t.TempDir(), "topic-0")
-	copyFixtureDir(t, p, behind, "00000000000000000032.")
+	klogtest.CopyPartition(t, p, behind, "00000000000000000032.")
 	tiered := filepath.Join("..", "..", "tiered", "testdata", "kafka-written", "local-tiered")
 	views := []struct {
 		name string
@@ -78,34 +79,71 @@ func TestTablesFit(t *testing.T) {
 	}
 }
 
-// copyFixtureDir copies a fixture partition's Kafka files (not the oracle
-// outputs beside them), skipping names with the given prefixes.
-func copyFixtureDir(t *testing.T, src, dst string, skip ...string) {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
+// TestKafkaToolTablesFit: groups and transactions print the Kafka tools'
+// tables (kafka-consumer-groups --describe, kafka-transactions describe
+// and find-hanging) from real broker files at 60, 80, 120 and 200 columns:
+// no table line is wider than the terminal, the cells that carry the
+// answer are still there, and a table that fits in the tool's own layout
+// is printed exactly as without a width (Kafka's column names and
+// widths).
+func TestKafkaToolTablesFit(t *testing.T) {
+	coord := segments(t, "kafka-written", "coordinator")
+	open := segments(t, "kafka-written", "unifiedlog-producer", "topic-0")
+	now := "2023-11-20T00:00:00Z"
+	// prose: the lines around the tables (notes, titles, statistics).
+	prose := regexp.MustCompile(`^$|^(Warning: )?Consumer group '|^\d+ transactional ids|^\d+ open transactions|^In the data|^In __transaction_state|^  \S+ producer \d+:`)
+	views := []struct {
+		name string
+		args []string
+		keep []string
+	}{
+		{"groups", []string{"groups", coord}, []string{`group-1 +orders +0 +42 `, `member-1`}},
+		{"groups verbose", []string{"groups", "--verbose", coord}, []string{`group-1 +orders +0 +42 `, `2023-11-14`}},
+		{"groups state", []string{"groups", "--state", coord}, []string{`group-1 +__consumer_offsets-49`, ` Stable `}},
+		{"groups members", []string{"groups", "--members", "--verbose", coord}, []string{`group-1 +member-1 `, `orders\(0\)`}},
+		{"groups list", []string{"groups", "--list", coord}, []string{`cg-new +consumer +Empty`}},
+		{"groups deleted", []string{"groups", "--deleted", coord}, []string{`old +t +2 +- +deleted \(tombstone 4\)`, `2023-11-14`}},
+		{"transactions", []string{"transactions", "--now", now, coord}, []string{`tx-1\s+1000\s+3\s+CompleteCommit`}},
+		{"transactions open", []string{"transactions", "--now", now, "--max-transaction-timeout", "0", open}, []string{`topic\s+0\s+5000\s`, `unknown`}},
+		{"transactions find-hanging", []string{"transactions", "--now", now, "--find-hanging", open}, []string{`Topic\s+Part`}},
 	}
-	des, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-next:
-	for _, de := range des {
-		n := de.Name()
-		if de.IsDir() || strings.HasSuffix(n, ".txt") || strings.HasSuffix(n, ".json") {
-			continue
+	for _, v := range views {
+		t.Setenv("COLUMNS", "")
+		code, whole, errs := klog(t, v.args...)
+		if code == ExitTrouble {
+			t.Fatalf("%s: exit %d: %s", v.name, code, errs)
 		}
-		for _, s := range skip {
-			if strings.HasPrefix(n, s) {
-				continue next
-			}
-		}
-		b, err := os.ReadFile(filepath.Join(src, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, n), b, 0o644); err != nil {
-			t.Fatal(err)
+		for _, width := range []int{60, 80, 120, 200} {
+			t.Run(v.name+"/"+strconv.Itoa(width), func(t *testing.T) {
+				t.Setenv("COLUMNS", strconv.Itoa(width))
+				_, out, _ := klog(t, v.args...)
+				tables, wholeFits := 0, true
+				for _, l := range strings.Split(whole, "\n") {
+					if !prose.MatchString(l) && dump.LineWidth(l) > width {
+						wholeFits = false
+					}
+				}
+				for _, l := range strings.Split(out, "\n") {
+					if prose.MatchString(l) {
+						continue
+					}
+					tables++
+					if w := dump.LineWidth(l); w > width {
+						t.Errorf("a %d-column table line at width %d:\n%s", w, width, l)
+					}
+				}
+				if tables == 0 {
+					t.Fatalf("no table:\n%s", out)
+				}
+				if wholeFits && out != whole {
+					t.Errorf("the tool's layout fits %d columns, but it was changed:\n%s\nwant:\n%s", width, out, whole)
+				}
+				for _, k := range v.keep {
+					if !regexp.MustCompile(`(?m)` + k).MatchString(out) {
+						t.Errorf("%q is gone at width %d:\n%s", k, width, out)
+					}
+				}
+			})
 		}
 	}
 }

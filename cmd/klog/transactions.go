@@ -47,7 +47,7 @@ __transaction_state records as completed (start to completion).
 
 Output: describe's columns for the transactional ids, find-hanging's for the
 open transactions (klog's columns after them), ToolsUtils.prettyPrintTable's
-layout; --find-hanging find-hanging's table alone; --json one object per
+layout (fitted to a narrower terminal or $COLUMNS); --find-hanging find-hanging's table alone; --json one object per
 transactional id (type "transaction") and open transaction
 ("openTransaction"), then a summary ("transactions").
 
@@ -107,7 +107,7 @@ func runTransactions(c *cli.Context) error {
 		if c.Bool(txnJSONFlag.Name) {
 			return cluster.WriteTransactionsJSON(w, rep)
 		}
-		return cluster.WriteTransactions(w, rep, c.Bool(txnHangingFlag.Name))
+		return cluster.WriteTransactions(styled(c, w, "table"), rep, c.Bool(txnHangingFlag.Name))
 	}); err != nil {
 		return fail("transactions", err)
 	}
