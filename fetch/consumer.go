@@ -127,6 +127,11 @@ type Consumer struct {
 	// endOfWhole is the offset after the last whole batch of the last
 	// response.
 	endOfWhole int64
+	// fresh is whether the last fetch read the partition as it is on
+	// disk (kept current, or refreshed for that fetch).
+	fresh bool
+	// refreshes counts the model's refreshes (for the tests).
+	refreshes int
 }
 
 type pending struct {
@@ -260,16 +265,31 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, *Fetched, error) {
 	return recs, f, derr
 }
 
+// fetch reads from the position, first refreshing the partition model
+// when nothing keeps it current and the position is at the high watermark
+// it knows.
 func (c *Consumer) fetch(ctx context.Context) (*Fetched, error) {
-	if !c.log.KeptCurrent() {
-		// Nothing follows the partition for us (yet): read what was
-		// appended since the last poll.
-		if err := c.log.Refresh(); err != nil {
+	req := c.request()
+	c.fresh = c.log.KeptCurrent()
+	if !c.fresh && c.position >= c.hw {
+		// Nothing follows the partition for us (yet), and the position
+		// is at the end the model knows: read what was appended since.
+		if err := c.refresh(); err != nil {
 			return nil, err
 		}
 	}
-	req := c.request()
 	f, err := Read(c.log, req, c.frame)
+	if !c.fresh && (err != nil || f.Size == 0) {
+		// Below the high watermark the model knew, a fetch does not need
+		// what was appended since (a refresh before each one, listing
+		// the directory, was 7% of a drain). A fetch that fails or finds
+		// nothing there tries again on the partition as it is now (a
+		// segment that retention deleted, say).
+		if rerr := c.refresh(); rerr != nil {
+			return nil, rerr
+		}
+		f, err = Read(c.log, req, c.frame)
+	}
 	if err == nil && req.MaxWait > 0 && f.Size < int64(req.MinBytes) {
 		if c.follow == nil && !c.log.KeptCurrent() {
 			if c.follow, err = follow(c.log); err != nil {
@@ -285,6 +305,16 @@ func (c *Consumer) fetch(ctx context.Context) (*Fetched, error) {
 		}
 	}
 	return f, err
+}
+
+// refresh brings the partition model up to date with the directory.
+func (c *Consumer) refresh() error {
+	c.refreshes++
+	if err := c.log.Refresh(); err != nil {
+		return err
+	}
+	c.fresh = true
+	return nil
 }
 
 // follow starts a Follower of l alone.
@@ -353,57 +383,13 @@ func longPoll(ctx context.Context, l *partition.Log, fo *partition.Follower, req
 	}
 }
 
-// decode turns the frame's whole batches into pending records, as
-// ConsumerRules says: control records, aborted transactions
-// (read_committed) and records below the fetch offset are dropped, and
-// each record notes the position after it.
+// decode turns the frame's whole batches into pending records (walk),
+// each noting the position after it.
 func (c *Consumer) decode(f *Fetched) error {
-	c.endOfWhole = c.position
 	c.arena = c.arena[:0]
 	c.hdrs = c.hdrs[:0]
-	rules := NewConsumerRules(c.cfg.Isolation, c.position, f.AbortedTransactions)
-	whole := 0
-	// Positions are the segment's (f.Position is where the frame starts in
-	// f.Segment), so an error names the byte in the file.
-	for b, err := range format.FrameBatches(f.Frame, f.Position) {
-		if err != nil {
-			return err
-		}
-		if !b.Valid() {
-			// The records before it are delivered; the position stops here.
-			return fmt.Errorf("%w (at position %d)", &format.CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}, b.Pos)
-		}
-		whole++
-		if rules.Batch(b) == Kept {
-			if err := c.decodeBatch(b, rules); err != nil {
-				return err
-			}
-		}
-		c.endOfWhole = max(c.endOfWhole, b.NextOffset())
-	}
-	if whole == 0 && f.Truncated {
-		return &RecordExceedsMaxBytesError{Offset: c.position, RecordBytes: f.TruncatedRecordBytes, MaxBytes: int64(f.MaxBytes)}
-	}
-	return nil
-}
-
-func (c *Consumer) decodeBatch(b *format.Batch, rules *ConsumerRules) error {
-	if err := c.rr.Reset(b); err != nil {
-		return err
-	}
-	compressed := b.Compression() != format.CompressionNone
-	for {
-		err := c.rr.Next(&c.rec)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		r := &c.rec
-		if rules.Record(r) != Kept {
-			continue
-		}
+	_, err := c.walk(f, func(b *format.Batch, r *format.Record) bool {
+		compressed := b.Compression() != format.CompressionNone
 		rec := Record{Offset: r.Offset, Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, ProducerID: b.ProducerID}
 		if compressed {
 			rec.Key, rec.Value = c.keep(r.Key), c.keep(r.Value)
@@ -419,11 +405,69 @@ func (c *Consumer) decodeBatch(b *format.Batch, rules *ConsumerRules) error {
 			rec.Headers = c.hdrs[at:len(c.hdrs):len(c.hdrs)]
 		}
 		c.pending = append(c.pending, pending{rec: rec, after: r.Offset + 1})
+		return true
+	}, func(b *format.Batch, kept bool) bool {
+		if kept {
+			// Consuming the batch's last record moves past the batch.
+			c.pending[len(c.pending)-1].after = b.NextOffset()
+		}
+		return true
+	})
+	return err
+}
+
+// walk decodes the frame's whole batches as ConsumerRules says: control
+// records, aborted transactions (read_committed) and records below the
+// fetch offset are dropped. It hands each record kept to rec (valid for
+// the call only) and then each whole batch to done, with whether any of
+// its records was kept; c.endOfWhole is then past it. A false from either
+// stops the walk, and walk returns false.
+func (c *Consumer) walk(f *Fetched, rec func(*format.Batch, *format.Record) bool, done func(b *format.Batch, kept bool) bool) (bool, error) {
+	c.endOfWhole = c.position
+	rules := NewConsumerRules(c.cfg.Isolation, c.position, f.AbortedTransactions)
+	whole := 0
+	// Positions are the segment's (f.Position is where the frame starts in
+	// f.Segment), so an error names the byte in the file.
+	for b, err := range format.FrameBatches(f.Frame, f.Position) {
+		if err != nil {
+			return true, err
+		}
+		if !b.Valid() {
+			// The records before it are delivered; the position stops here.
+			return true, fmt.Errorf("%w (at position %d)", &format.CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}, b.Pos)
+		}
+		whole++
+		kept := false
+		if rules.Batch(b) == Kept {
+			if err := c.rr.Reset(b); err != nil {
+				return true, err
+			}
+			for {
+				err := c.rr.Next(&c.rec)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return true, err
+				}
+				if rules.Record(&c.rec) != Kept {
+					continue
+				}
+				kept = true
+				if !rec(b, &c.rec) {
+					return false, nil
+				}
+			}
+		}
+		c.endOfWhole = max(c.endOfWhole, b.NextOffset())
+		if !done(b, kept) {
+			return false, nil
+		}
 	}
-	if n := len(c.pending); n > 0 && c.pending[n-1].rec.Offset <= b.LastOffset() {
-		c.pending[n-1].after = b.NextOffset()
+	if whole == 0 && f.Truncated {
+		return true, &RecordExceedsMaxBytesError{Offset: c.position, RecordBytes: f.TruncatedRecordBytes, MaxBytes: int64(f.MaxBytes)}
 	}
-	return nil
+	return true, nil
 }
 
 // keep copies b into the poll's arena (nil stays nil).
@@ -453,20 +497,32 @@ func (c *Consumer) Records(ctx context.Context) iter.Seq2[Record, error] {
 				yield(Record{}, err)
 				return
 			}
-			c.pending = c.pending[:0]
-			derr := c.decode(f)
-			for _, p := range c.pending {
-				if !yield(p.rec, nil) {
-					return
+			// Each record is decoded as it is yielded: valid for its
+			// iteration only, it needs no copy and no pending list.
+			var r Record
+			goOn, derr := c.walk(f, func(b *format.Batch, fr *format.Record) bool {
+				r = Record{Offset: fr.Offset, Timestamp: fr.Timestamp, Key: fr.Key, Value: fr.Value,
+					Headers: fr.Headers, ProducerID: b.ProducerID}
+				if !yield(r, nil) {
+					return false
 				}
-				c.position = p.after
+				c.position = fr.Offset + 1
+				return true
+			}, func(b *format.Batch, _ bool) bool {
+				c.position = max(c.position, b.NextOffset())
+				return true
+			})
+			if !goOn {
+				return
 			}
 			c.position = max(c.position, c.endOfWhole)
 			if derr != nil {
 				yield(Record{}, derr)
 				return
 			}
-			if len(f.Frame) == 0 || c.position >= c.hw {
+			// The end is the high watermark of a model read for this
+			// fetch (an empty response always is one: fetch refreshed).
+			if len(f.Frame) == 0 || c.position >= c.hw && c.fresh {
 				return
 			}
 		}

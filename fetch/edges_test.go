@@ -1,13 +1,16 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
+	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/produce"
 )
 
@@ -161,4 +164,123 @@ func (m memOffsets) CommittedOffset(group, topic string, part int32) (int64, boo
 func (m memOffsets) CommitOffset(group, topic string, part int32, offset int64) error {
 	m[group+"/"+topic+"/"+strconv.Itoa(int(part))] = offset
 	return nil
+}
+
+// TestConsumerStaleModel: below the high watermark its model knows, a
+// consumer fetches without refreshing the model (one refresh a fetch was 7%
+// of a drain), and still sees every change to the partition: appends made
+// while it reads (a drain goes on to the new end), segments retention
+// deleted (the position is reset), a log truncated and written again with
+// other batches (the bytes the old model points at do not decode: read
+// again, no error).
+func TestConsumerStaleModel(t *testing.T) {
+	t.Parallel()
+	batches := []int{10, 10, 10, 10, 10, 10}
+	appendTo := func(t *testing.T, dir string, n, vsize int) {
+		t.Helper()
+		a, err := produce.Open(dir, produce.Options{Now: fixedNow, Sync: produce.SyncNever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		for range n {
+			recs := make([]format.Record, 10)
+			for j := range recs {
+				recs[j].Value = bytes.Repeat([]byte{'z'}, vsize)
+			}
+			if _, err := a.Append(&produce.Batch{Records: recs}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cases := []struct {
+		name   string
+		segs   int64 // produce.Options.SegmentBytes
+		change func(t *testing.T, dir string)
+		// want is the offsets read after the change, in order; vsize the
+		// value size of each of those records.
+		want  []int64
+		vsize int
+		// poll reads with Poll (which resets an out-of-range position),
+		// not Records (which yields the error).
+		poll bool
+	}{
+		{name: "unchanged", change: func(*testing.T, string) {}, want: span(10, 60), vsize: 100},
+		{name: "appended while reading", change: func(t *testing.T, dir string) { appendTo(t, dir, 2, 100) }, want: span(10, 80), vsize: 100},
+		{name: "segments deleted by retention", segs: 1, change: func(t *testing.T, dir string) {
+			for _, base := range []string{"00000000000000000000", "00000000000000000010", "00000000000000000020", "00000000000000000030"} {
+				for _, suf := range []string{".log", ".index", ".timeindex"} {
+					os.Remove(filepath.Join(dir, base+suf))
+				}
+			}
+		}, want: span(40, 60), vsize: 100, poll: true},
+		{name: "truncated and written again", change: func(t *testing.T, dir string) {
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+			appendTo(t, dir, 5, 37) // offsets 0..49 in batches of other sizes
+		}, want: span(10, 50), vsize: 37},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := build(t, batches, 100, produce.Options{SegmentBytes: tc.segs})
+			// One batch a fetch.
+			c, err := NewConsumer(dir, ConsumerConfig{MaxBytes: 1, PartitionMaxBytes: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			recs, _, err := c.Poll(context.Background())
+			if err != nil || len(recs) != 10 || c.Position() != 10 {
+				t.Fatalf("first poll: %d records, position %d, %v", len(recs), c.Position(), err)
+			}
+			tc.change(t, dir)
+			before := c.refreshes
+			var got []int64
+			take := func(r Record) {
+				if len(r.Value) != tc.vsize {
+					t.Fatalf("offset %d: a %d-byte value, want %d", r.Offset, len(r.Value), tc.vsize)
+				}
+				got = append(got, r.Offset)
+			}
+			for tc.poll {
+				recs, f, err := c.Poll(context.Background())
+				if err != nil {
+					t.Fatalf("after %d records: %v", len(got), err)
+				}
+				for _, r := range recs {
+					take(r)
+				}
+				tc.poll = len(f.Frame) > 0
+			}
+			for r, err := range c.Records(context.Background()) {
+				if err != nil {
+					t.Fatalf("after %d records: %v", len(got), err)
+				}
+				take(r)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("read %v, want %v", got, tc.want)
+			}
+			if tc.name == "unchanged" {
+				// Five fetches below the high watermark, one at it.
+				if n := c.refreshes - before; n > 1 {
+					t.Errorf("%d refreshes for a drain of an unchanged partition, want at most 1", n)
+				}
+			}
+		})
+	}
+}
+
+// span is the offsets [from, to).
+func span(from, to int64) []int64 {
+	var s []int64
+	for o := from; o < to; o++ {
+		s = append(s, o)
+	}
+	return s
 }
