@@ -176,7 +176,7 @@ func BenchmarkRecords(b *testing.B) {
 // over the segment's first 16 batches (256 KiB, parsed once: in the CPU's
 // cache, as a batch is when a checker walks it right after its CRC pass).
 func BenchmarkCleanRecords(b *testing.B) {
-	seg, _ := benchSegment()
+	seg, _, _ := benchBatches(format.CompressionNone, 256<<10)
 	var bs []*format.Batch
 	size, nrec := 0, 0
 	for p := 0; len(bs) < 16; {

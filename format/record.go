@@ -182,7 +182,7 @@ func (rr *RecordReader) decodeV2(rec *Record) error {
 		return &PosError{Kind: ErrTruncated, Pos: recPos, Offset: b.BaseOffset + int64(rr.read),
 			Field: "record", Msg: "Incorrect declared batch size, premature EOF reached"}
 	}
-	bodyLen, n := Varint(d[p:])
+	bodyLen, n := varint2(d, p)
 	if n <= 0 {
 		return bad("Found invalid record structure (record length varint)")
 	}
@@ -198,12 +198,17 @@ func (rr *RecordReader) decodeV2(rec *Record) error {
 	}
 	rec.Attributes = int8(d[p])
 	p++
-	tsDelta, n := Varlong(d[p:])
+	var tsDelta int64
+	if p < len(d) && d[p] < 0x80 {
+		tsDelta, n = int64(zigzag(uint32(d[p]))), 1
+	} else {
+		tsDelta, n = Varlong(d[p:])
+	}
 	if n <= 0 {
 		return bad("Found invalid record structure (timestamp delta)")
 	}
 	p += n
-	offDelta, n := Varint(d[p:])
+	offDelta, n := varint2(d, p)
 	if n <= 0 {
 		return bad("Found invalid record structure (offset delta)")
 	}
@@ -227,7 +232,7 @@ func (rr *RecordReader) decodeV2(rec *Record) error {
 		return bad("Found invalid record structure (value)")
 	}
 	rec.KeySize, rec.ValueSize = sizeOf(rec.Key), sizeOf(rec.Value)
-	nh, n := Varint(d[p:])
+	nh, n := varint2(d, p)
 	if n <= 0 {
 		return bad("Found invalid record structure (header count)")
 	}
@@ -240,7 +245,7 @@ func (rr *RecordReader) decodeV2(rec *Record) error {
 	}
 	hs := rr.hdrs[:0]
 	for i := int32(0); i < nh; i++ {
-		kl, n := Varint(d[p:])
+		kl, n := varint2(d, p)
 		if n <= 0 {
 			return bad("Found invalid record structure (header key length)")
 		}
@@ -271,7 +276,7 @@ func (rr *RecordReader) decodeV2(rec *Record) error {
 // readSized reads a varint length and that many bytes; a negative length is
 // null (Utils.readBytes). ok is false when the data is too short.
 func readSized(d []byte, p int) (v []byte, next int, ok bool) {
-	l, n := Varint(d[p:])
+	l, n := varint2(d, p)
 	if n <= 0 {
 		return nil, p, false
 	}
