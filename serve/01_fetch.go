@@ -7,7 +7,9 @@ package serve
 //     not served: librdkafka needs ∋4 for the v2 record format.
 //   - v4: IsolationLevel, the last stable offset and aborted transactions.
 //   - v5: LogStartOffset in the response; v6: as v5.
-//   - v7: fetch sessions (KIP-227): SessionID 0 only here, any other is
+//   - v7: fetch sessions (KIP-227), none offered here: a full fetch
+//     (SessionEpoch 0 or -1, whatever its SessionID) is answered without a
+//     session (SessionID 0), an incremental one (epoch above 0) is
 //     FETCH_SESSION_ID_NOT_FOUND.
 //   - v8: as v7; v9: CurrentLeaderEpoch (KIP-320); v10: zstd (KIP-110).
 //   - v11: RackID and PreferredReadReplica (KIP-392; always -1 here).
@@ -57,9 +59,13 @@ type fetchPart struct {
 // straight from the segment file.
 func (cn *conn) handleFetch(r *kmsg.FetchRequest) (kmsg.Response, error) {
 	s := cn.s
-	if r.Version >= 7 && r.SessionID != 0 {
+	if r.Version >= 7 && r.SessionEpoch != 0 && r.SessionEpoch != -1 {
 		// Fetch sessions (KIP-227) are not offered: every SessionID we
-		// hand out is 0, so any other is unknown.
+		// hand out is 0, so an incremental fetch names an unknown
+		// session. A full fetch (FetchMetadata.isFull: the initial epoch
+		// 0 or the final -1) closes the session it names, if any, and
+		// is answered whole, as FetchManager.newContext answers it
+		// (kafka-go sends SessionID -1 with epoch -1).
 		resp := r.ResponseKind().(*kmsg.FetchResponse)
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return resp, nil

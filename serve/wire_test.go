@@ -632,3 +632,39 @@ func TestMetadataTopicIDsFromProduce(t *testing.T) {
 		t.Fatalf("by id: %+v", resp.Topics)
 	}
 }
+
+// TestFetchSessions: no fetch session is offered (KIP-227), so a full
+// fetch (epoch 0 or -1, whatever session it names: kafka-go sends -1, -1)
+// is answered whole with SessionID 0, and an incremental one (epoch 1 and
+// up) names a session that does not exist, as FetchManager.newContext
+// answers.
+func TestFetchSessions(t *testing.T) {
+	_, addr := startServer(t, Config{LogDir: fixtureLogDir(t, "none-0")})
+	w := dial(t, addr)
+	for _, c := range []struct {
+		id, epoch int32
+		want      int16
+	}{
+		{0, -1, 0}, {0, 0, 0}, {-1, -1, 0}, {7, 0, 0}, {7, -1, 0},
+		{7, 1, kerr.FetchSessionIDNotFound.Code}, {0, 1, kerr.FetchSessionIDNotFound.Code}, {-1, 3, kerr.FetchSessionIDNotFound.Code},
+	} {
+		for _, v := range []int16{7, 11, 12} {
+			req := kmsg.NewPtrFetchRequest()
+			req.Version, req.ReplicaID, req.MaxBytes, req.SessionID, req.SessionEpoch = v, -1, 1<<20, c.id, c.epoch
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = "none"
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes = 1 << 20
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			resp := w.do(req).(*kmsg.FetchResponse)
+			if resp.ErrorCode != c.want || resp.SessionID != 0 {
+				t.Errorf("v%d session %d epoch %d: %s session %d, want %s", v, c.id, c.epoch, codeName(resp.ErrorCode), resp.SessionID, codeName(c.want))
+				continue
+			}
+			if c.want == 0 && (len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || len(resp.Topics[0].Partitions[0].RecordBatches) == 0) {
+				t.Errorf("v%d session %d epoch %d: no records: %+v", v, c.id, c.epoch, resp.Topics)
+			}
+		}
+	}
+}
