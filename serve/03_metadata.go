@@ -81,8 +81,15 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 			continue
 		}
 		if t == nil && !all && s.cfg.Writable && (r.Version < 4 || r.AllowAutoTopicCreation) {
-			if ct, err := s.createTopic(name); err == nil {
-				t = ct
+			if _, err := s.createTopic(name); err == nil {
+				// Created, and answered as a KRaft broker answers the
+				// Metadata that asked for it: UNKNOWN_TOPIC_OR_PARTITION
+				// and no partitions, the controller's creation being
+				// under way (AutoTopicCreationManager's
+				// sendCreateTopicRequest); the next Metadata has it.
+				mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
 			} else if errors.Is(err, errTopicBudget) {
 				mt.ErrorCode = kerr.PolicyViolation.Code
 				resp.Topics = append(resp.Topics, mt)

@@ -227,8 +227,11 @@ func TestSASLProtocol(t *testing.T) {
 	}
 	// alice creates and writes.
 	w, _ = saslWire(t, addr, "alice", "alice-secret")
-	if mt := w.do(md).(*kmsg.MetadataResponse).Topics[0]; mt.ErrorCode != 0 {
-		t.Errorf("alice's auto-creation: %d", mt.ErrorCode)
+	if mt := w.do(md).(*kmsg.MetadataResponse).Topics[0]; mt.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("alice's auto-creation: %d, want UNKNOWN_TOPIC_OR_PARTITION (created)", mt.ErrorCode)
+	}
+	if mt := w.do(md).(*kmsg.MetadataResponse).Topics[0]; mt.ErrorCode != 0 || len(mt.Partitions) != 1 {
+		t.Errorf("alice's topic after its auto-creation: %d, %d partitions", mt.ErrorCode, len(mt.Partitions))
 	}
 	if p := produceOne(w, 9, "t", rawBatch(t, 0)); p.ErrorCode != 0 {
 		t.Errorf("alice's produce: %d", p.ErrorCode)

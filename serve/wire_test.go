@@ -620,7 +620,14 @@ func TestMetadataTopicIDsFromProduce(t *testing.T) {
 	if err != nil || !ok || disk == ([16]byte{}) {
 		t.Fatalf("fresh-0/partition.metadata: %x, %v, %v", disk, ok, err)
 	}
-	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || resp.Topics[0].TopicID != disk {
+	// The Metadata that created it answers as a KRaft broker does while
+	// the controller creates the topic: UNKNOWN_TOPIC_OR_PARTITION, no
+	// partitions; the next has it, with the id on disk.
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code || len(resp.Topics[0].Partitions) != 0 {
+		t.Fatalf("fresh, auto-created: %+v, want UNKNOWN_TOPIC_OR_PARTITION without partitions", resp.Topics)
+	}
+	resp = w.do(md).(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || resp.Topics[0].TopicID != disk || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("fresh: %+v, want id %x", resp.Topics, disk)
 	}
 	// Asked for by that id, the topic is found.
