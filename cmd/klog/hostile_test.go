@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -33,7 +34,9 @@ var (
 // process; TestMain removes it.
 var binDir string
 
-// klogBinary builds the klog command once per test run. The directory is
+// klogBinary builds the klog command once per test run, for every test
+// that runs it as a process (building it is the most expensive step of
+// cmd/klog's tests). The directory is
 // world-readable: the binary may run as nobody.
 func klogBinary(t *testing.T, _ string) string {
 	t.Helper()
@@ -44,7 +47,11 @@ func klogBinary(t *testing.T, _ string) string {
 		}
 		os.Chmod(binDir, 0o755)
 		builtBin = filepath.Join(binDir, "klog")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		}
+		out, err := exec.Command(goTool, "build", "-o", builtBin, ".").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("%v: %s", err, out)
 		}
@@ -97,7 +104,8 @@ func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	rssFile := filepath.Join(dir, "rss")
+	rssFile := filepath.Join(dir, "rss-"+strconv.FormatInt(rssFiles.Add(1), 10))
+	defer os.Remove(rssFile)
 	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{bin}, args...)...)
 	cmd.Env = append(os.Environ(), "KLOG_RSS_HELPER="+rssFile)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -130,7 +138,6 @@ func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
 		t.Fatalf("klog %s: no RSS measured: %v", strings.Join(args, " "), err)
 	}
 	r.rss, _ = strconv.ParseInt(string(data), 10, 64)
-	os.Remove(rssFile)
 	// Keep only the head of stdout in memory; check JSON line by line.
 	outF.Seek(0, 0)
 	br := bufio.NewReaderSize(outF, 1<<20)
@@ -171,6 +178,9 @@ func runKlog(t *testing.T, bin string, dir string, args ...string) runResult {
 	r.stdout = head.String()
 	return r
 }
+
+// rssFiles numbers the RSS helpers' files: runs may be concurrent.
+var rssFiles atomic.Int64
 
 var kindRE = regexp.MustCompile(`"kind":"([a-z-]+)"`)
 
@@ -213,7 +223,12 @@ func TestHostileCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := klogBinary(t, root)
-	cases, err := hostile.Build(filepath.Join(root, "corpus"))
+	full := hostileFull()
+	sizes := hostile.Small
+	if full {
+		sizes = hostile.Full
+	}
+	cases, err := hostile.BuildSized(filepath.Join(root, "corpus"), sizes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,98 +248,121 @@ func TestHostileCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(outDir, 0o777)
-	full := hostileFull()
+	// The cases are independent: up to hostileJobs run at once (each
+	// command's RSS and deadline are its own), so that the seconds each
+	// case spends waiting (tail's --timeout) overlap. t.Run from several
+	// goroutines, not t.Parallel: go test's -parallel is GOMAXPROCS, two on
+	// a 2-core machine.
+	var wg sync.WaitGroup
+	jobs := make(chan struct{}, hostileJobs)
+	defer wg.Wait()
 	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			p := c.Dir
-			// The small form (go test ./... off CI) runs every case
-			// through the commands that judge the bytes differently;
-			// the full form adds the text dumps (minutes over the 2 GiB
-			// sparse indexes), verify's many jobs and the views that
-			// read what the others read.
-			commands := [][]string{
-				{"verify", "--json", p},
-				{"dump", "--json", "--deep-iteration", p},
-				{"stats", "--json", p},
-				{"stats", "--what-if", "none,gzip,snappy,lz4,zstd", "--json", p},
-				{"segments", "--json", p},
-				{"offsets", p},
-				{"tail", "--from-beginning", "--timeout", "1s", "--json", p},
-			}
-			if full {
-				commands = append(commands,
-					[]string{"verify", "--jobs", "16", p},
-					[]string{"dump", p},
-					[]string{"dump", "--deep-iteration", p})
-			}
-			if !c.LogDir {
-				commands = append(commands,
-					[]string{"fetch", "--log", p, "--offset", "0", "--json"},
-					[]string{"recover", "--json", p},
-				)
-			}
-			if !c.LogDir && full {
-				commands = append(commands,
-					[]string{"find", "--offset", "0", "--json", p},
-					[]string{"retention", "--json", p},
-					[]string{"diff", "--json", p, p},
-					[]string{"diff", "--records", "--json", p, emptyReplica},
-					[]string{"redact", "--json", "--output", filepath.Join(outDir, "redacted-"+c.Name), p},
-				)
-			}
-			kinds := map[string]map[string]bool{}
-			for _, args := range commands {
-				r := runKlog(t, bin, root, args...)
-				if jsonArgs(args) {
-					kinds[args[0]] = r.kinds
-				}
-				name := "klog " + strings.Join(args, " ")
-				t.Logf("%s: exit %d, %d MiB, %v", name, r.code, r.rss>>20, r.took.Round(time.Millisecond))
-				for _, bad := range []string{"panic:", "fatal error:", "goroutine "} {
-					if strings.Contains(r.stderr, bad) {
-						t.Errorf("%s: crashed:\n%.2000s", name, r.stderr)
-					}
-				}
-				if r.code < 0 || r.code > 2 {
-					t.Errorf("%s: exit %d, not a documented code\n%.1000s", name, r.code, r.stderr)
-				}
-				if r.rss > maxRSS {
-					t.Errorf("%s: peak RSS %d MiB, over the 256 MiB promise", name, r.rss>>20)
-				}
-				if args[0] == "redact" && r.code == ExitTrouble {
-					// Every hostile partition can be copied: trouble here
-					// means the copy did not run at all.
-					t.Errorf("%s: exit 2: %.1000s", name, r.stderr)
-				}
-				if args[0] == "verify" && c.Corrupt && r.code == 0 {
-					t.Errorf("%s: exit 0 on corrupt input", name)
-				}
-				if c.Unreadable {
-					// Unreadable directories are reported, the rest is
-					// still read, and the run ends with exit 2.
-					if r.code != ExitTrouble {
-						t.Errorf("%s: exit %d with an unreadable directory, want 2\n%.1000s", name, r.code, r.stderr)
-					}
-					if !strings.Contains(r.stderr+r.stdout, "permission denied") {
-						t.Errorf("%s: the unreadable directory is not reported:\n%.1000s", name, r.stderr)
-					}
-				}
-			}
-			// The same bytes get the same problem kinds: whatever dump,
-			// stats, tail, segments or find reports, verify reports too.
-			for _, cmd := range []string{"dump", "stats", "tail", "segments", "find"} {
-				for k := range kinds[cmd] {
-					if !kinds["verify"][k] {
-						t.Errorf("%s reports %s, verify does not (verify: %v)", cmd, k, kinds["verify"])
-					}
-				}
-			}
-		})
+		wg.Add(1)
+		jobs <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-jobs }()
+			runHostileCase(t, c, bin, root, outDir, emptyReplica, full)
+		}()
 	}
 }
 
+// hostileJobs is how many hostile cases run at once.
+const hostileJobs = 4
+
+// runHostileCase runs the reading commands over one hostile case (see
+// TestHostileCorpus).
+func runHostileCase(t *testing.T, c hostile.Case, bin, root, outDir, emptyReplica string, full bool) {
+	t.Run(c.Name, func(t *testing.T) {
+		p := c.Dir
+		// The small form (go test ./... off CI) runs every case
+		// through the commands that judge the bytes differently;
+		// the full form adds the text dumps (minutes over the 2 GiB
+		// sparse indexes), verify's many jobs and the views that
+		// read what the others read.
+		commands := [][]string{
+			{"verify", "--json", p},
+			{"dump", "--json", "--deep-iteration", p},
+			{"stats", "--json", p},
+			{"stats", "--what-if", "none,gzip,snappy,lz4,zstd", "--json", p},
+			{"segments", "--json", p},
+			{"offsets", p},
+			{"tail", "--from-beginning", "--timeout", "1s", "--json", p},
+		}
+		if full {
+			commands = append(commands,
+				[]string{"verify", "--jobs", "16", p},
+				[]string{"dump", p},
+				[]string{"dump", "--deep-iteration", p})
+		}
+		if !c.LogDir {
+			commands = append(commands,
+				[]string{"fetch", "--log", p, "--offset", "0", "--json"},
+				[]string{"recover", "--json", p},
+			)
+		}
+		if !c.LogDir && full {
+			commands = append(commands,
+				[]string{"find", "--offset", "0", "--json", p},
+				[]string{"retention", "--json", p},
+				[]string{"diff", "--json", p, p},
+				[]string{"diff", "--records", "--json", p, emptyReplica},
+				[]string{"redact", "--json", "--output", filepath.Join(outDir, "redacted-"+c.Name), p},
+			)
+		}
+		kinds := map[string]map[string]bool{}
+		for _, args := range commands {
+			r := runKlog(t, bin, root, args...)
+			if jsonArgs(args) {
+				kinds[args[0]] = r.kinds
+			}
+			name := "klog " + strings.Join(args, " ")
+			t.Logf("%s: exit %d, %d MiB, %v", name, r.code, r.rss>>20, r.took.Round(time.Millisecond))
+			for _, bad := range []string{"panic:", "fatal error:", "goroutine "} {
+				if strings.Contains(r.stderr, bad) {
+					t.Errorf("%s: crashed:\n%.2000s", name, r.stderr)
+				}
+			}
+			if r.code < 0 || r.code > 2 {
+				t.Errorf("%s: exit %d, not a documented code\n%.1000s", name, r.code, r.stderr)
+			}
+			if r.rss > maxRSS {
+				t.Errorf("%s: peak RSS %d MiB, over the 256 MiB promise", name, r.rss>>20)
+			}
+			if args[0] == "redact" && r.code == ExitTrouble {
+				// Every hostile partition can be copied: trouble here
+				// means the copy did not run at all.
+				t.Errorf("%s: exit 2: %.1000s", name, r.stderr)
+			}
+			if args[0] == "verify" && c.Corrupt && r.code == 0 {
+				t.Errorf("%s: exit 0 on corrupt input", name)
+			}
+			if c.Unreadable {
+				// Unreadable directories are reported, the rest is
+				// still read, and the run ends with exit 2.
+				if r.code != ExitTrouble {
+					t.Errorf("%s: exit %d with an unreadable directory, want 2\n%.1000s", name, r.code, r.stderr)
+				}
+				if !strings.Contains(r.stderr+r.stdout, "permission denied") {
+					t.Errorf("%s: the unreadable directory is not reported:\n%.1000s", name, r.stderr)
+				}
+			}
+		}
+		// The same bytes get the same problem kinds: whatever dump,
+		// stats, tail, segments or find reports, verify reports too.
+		for _, cmd := range []string{"dump", "stats", "tail", "segments", "find"} {
+			for k := range kinds[cmd] {
+				if !kinds["verify"][k] {
+					t.Errorf("%s reports %s, verify does not (verify: %v)", cmd, k, kinds["verify"])
+				}
+			}
+		}
+	})
+}
+
 // hostileFull says whether TestHostileCorpus runs every command (CI, or
-// KLOG_HOSTILE=full) or its small form: the full corpus took 183 s on a
+// KLOG_HOSTILE=full) or its small form (hostile.Small: 512 MiB sparse
+// files, four zstd bombs, no text dumps): the full corpus took 183 s on a
 // loaded 2-core machine, most of it text dumps of 2 GiB sparse indexes.
 func hostileFull() bool {
 	return os.Getenv("CI") == "true" || os.Getenv("KLOG_HOSTILE") == "full"

@@ -79,8 +79,32 @@ func junk(n int) []byte {
 	return b
 }
 
-// Build writes every case under root and returns them.
-func Build(root string) ([]Case, error) {
+// Sizes are the sizes of the cases that cost time to read: Full is the
+// corpus .ci/run reads; Small is the corpus of go test ./... off CI.
+type Sizes struct {
+	SparseIndex   int64 // sparse .index/.timeindex/.snapshot/checkpoints
+	SparseTxn     int64 // zero-filled .txnindex
+	ZstdBombFiles int   // zstd bombs in one partition
+}
+
+var (
+	// Full is the corpus at the sizes of the constants above.
+	Full = Sizes{SparseIndex: SparseIndex, SparseTxn: SparseTxn, ZstdBombFiles: ZstdBombFiles}
+	// Small keeps the sparse indexes, snapshot and checkpoints over the
+	// 256 MiB memory promise (512 MiB: a reader that took one whole still
+	// fails), and four zstd bombs (each still claims 1 GiB). Its
+	// .txnindex is 64 MiB: every 34 zero bytes of it are an aborted
+	// transaction that dump prints, and the 15.8 million lines of the full
+	// one (2.5 GB of JSON, each line checked) were most of go test's time;
+	// .ci/run reads the full one.
+	Small = Sizes{SparseIndex: 512 << 20, SparseTxn: 64 << 20, ZstdBombFiles: 4}
+)
+
+// Build writes every case under root at the Full sizes and returns them.
+func Build(root string) ([]Case, error) { return BuildSized(root, Full) }
+
+// BuildSized writes every case under root at the given sizes.
+func BuildSized(root string, sz Sizes) ([]Case, error) {
 	var cases []Case
 	add := func(name string, corrupt bool, fn func(dir string) error) error {
 		dir := filepath.Join(root, name, "topic-0")
@@ -123,7 +147,7 @@ func Build(root string) ([]Case, error) {
 			return os.WriteFile(seg(dir, 0), b, 0o644)
 		}},
 		{"zstd-bombs", true, func(dir string) error {
-			for i := 0; i < ZstdBombFiles; i++ {
+			for i := 0; i < sz.ZstdBombFiles; i++ {
 				b := Batch(int64(i), int16(format.CompressionZstd), 0, 1, ZstdRLEFrame(ZstdBombBytes))
 				if err := os.WriteFile(seg(dir, int64(i)), b, 0o644); err != nil {
 					return err
@@ -142,12 +166,12 @@ func Build(root string) ([]Case, error) {
 				return err
 			}
 			for name, size := range map[string]int64{
-				fileName(0, ".index"):     SparseIndex,
-				fileName(0, ".timeindex"): SparseIndex + 4, // not a multiple of 12
-				fileName(0, ".txnindex"):  SparseTxn,
-				fileName(0, ".snapshot"):  SparseIndex,
-				"leader-epoch-checkpoint": SparseIndex,
-				"partition.metadata":      SparseIndex,
+				fileName(0, ".index"):     sz.SparseIndex,
+				fileName(0, ".timeindex"): sz.SparseIndex + 4, // not a multiple of 12
+				fileName(0, ".txnindex"):  sz.SparseTxn,
+				fileName(0, ".snapshot"):  sz.SparseIndex,
+				"leader-epoch-checkpoint": sz.SparseIndex,
+				"partition.metadata":      sz.SparseIndex,
 			} {
 				if err := sparse(filepath.Join(dir, name), size); err != nil {
 					return err
