@@ -478,28 +478,13 @@ func TestProduceCLIAppendsToKafkaSegment(t *testing.T) {
 	prodVerifyClean(t, dir)
 }
 
-// buildKlog builds the klog binary into dir.
-func buildKlog(t *testing.T, dir string) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	bin := filepath.Join(dir, "klog")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestProduceProcesses runs the klog binary as separate processes: the
 // directory lock between writers, and SIGKILL at random moments.
 func TestProduceProcesses(t *testing.T) {
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skip("needs flock and SIGKILL")
 	}
-	bin := buildKlog(t, t.TempDir())
+	bin := klogBinary(t, "")
 	t.Run("concurrent writers wait", func(t *testing.T) { t.Parallel(); testConcurrentWriters(t, bin) })
 	t.Run("locked without wait", func(t *testing.T) { t.Parallel(); testLockedWithoutWait(t, bin) })
 	t.Run("crash", func(t *testing.T) { t.Parallel(); testCrash(t, bin) })
