@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,23 +58,68 @@ func TestFormatStringsMatchKcat(t *testing.T) {
 	}
 	go s.Serve(ln)
 	defer s.Close()
-	kcatOut := func(t *testing.T, topic, iso, f string, null bool) string {
+	// kcat's outputs first, several at once (each kcat waits on its
+	// fetches, not on the CPU); klog runs in this process afterwards, one
+	// command at a time.
+	type query struct {
+		topic, iso, f string
+		null          bool
+	}
+	kcatRun := func(q query) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		args := []string{"-b", ln.Addr().String(), "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q", "-X", "isolation.level=" + iso, "-f", f}
-		if null {
+		args := []string{"-b", ln.Addr().String(), "-C", "-t", q.topic, "-p", "0", "-o", "beginning", "-e", "-q", "-X", "isolation.level=" + q.iso, "-f", q.f}
+		if q.null {
 			args = append(args, "-Z")
 		}
 		out, err := exec.CommandContext(ctx, kcatBin, args...).Output()
 		if err != nil {
-			t.Fatalf("kcat %v: %v", args, err)
+			return "", fmt.Errorf("kcat %v: %v", args, err)
 		}
-		return string(out)
+		return string(out), nil
 	}
-	for _, fz := range []struct {
+	formats := []struct {
 		f    string
 		null []bool
-	}{{`%t|%p|%o|%T|%k|%K|%s|%S|%h\n`, []bool{false, true}}, {`%o:%R%s;`, []bool{false}}} {
+	}{{`%t|%p|%o|%T|%k|%K|%s|%S|%h\n`, []bool{false, true}}, {`%o:%R%s;`, []bool{false}}}
+	var queries []query
+	for topic := range topics {
+		for _, iso := range []string{"read_uncommitted", "read_committed"} {
+			queries = append(queries, query{topic, iso, `%o\n`, false})
+			for _, fz := range formats {
+				for _, null := range fz.null {
+					queries = append(queries, query{topic, iso, fz.f, null})
+				}
+			}
+		}
+	}
+	kcatOuts := make(map[query]string, len(queries))
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs []error
+	)
+	jobs := make(chan struct{}, 8)
+	for _, q := range queries {
+		wg.Add(1)
+		jobs <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-jobs }()
+			out, err := kcatRun(q)
+			mu.Lock()
+			defer mu.Unlock()
+			kcatOuts[q], errs = out, append(errs, err)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	kcatOut := func(_ *testing.T, topic, iso, f string, null bool) string {
+		return kcatOuts[query{topic, iso, f, null}]
+	}
+	for _, fz := range formats {
 		f := fz.f
 		for _, null := range fz.null {
 			for topic := range topics {
