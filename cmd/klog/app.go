@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// whatever the command found, the caller did not get it. A closed
 		// pipe never gets here: the write raised SIGPIPE.
 		fmt.Fprintln(stderr, "klog: "+commandName(args)+out.err.Error())
-		code = ExitTrouble
+		code = exitCode(out.err)
 	}
 	return code
 }
