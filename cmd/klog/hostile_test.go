@@ -248,13 +248,19 @@ func TestHostileCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(outDir, 0o777)
-	// The cases are independent: up to hostileJobs run at once (each
-	// command's RSS and deadline are its own), so that the seconds each
-	// case spends waiting (tail's --timeout) overlap. t.Run from several
-	// goroutines, not t.Parallel: go test's -parallel is GOMAXPROCS, two on
-	// a 2-core machine.
+	// The cases are independent: in the small form up to four run at
+	// once (each command's RSS is its own), so that the seconds each case
+	// spends waiting (tail's --timeout) overlap; t.Run from several
+	// goroutines, not t.Parallel, whose -parallel is GOMAXPROCS (two on a
+	// 2-core machine). The full form's text dumps of 2 GiB files would
+	// contend for the disk and CPU against each command's 90 s deadline:
+	// its cases run one at a time.
+	njobs := 4
+	if full {
+		njobs = 1
+	}
 	var wg sync.WaitGroup
-	jobs := make(chan struct{}, hostileJobs)
+	jobs := make(chan struct{}, njobs)
 	defer wg.Wait()
 	for _, c := range cases {
 		wg.Add(1)
@@ -266,9 +272,6 @@ func TestHostileCorpus(t *testing.T) {
 		}()
 	}
 }
-
-// hostileJobs is how many hostile cases run at once.
-const hostileJobs = 4
 
 // runHostileCase runs the reading commands over one hostile case (see
 // TestHostileCorpus).
