@@ -10,6 +10,7 @@ package dump
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -213,7 +214,7 @@ func RunContext(ctx context.Context, paths []string, opts Options, stdout, stder
 				// Bytes that cannot start a segment: what a file named on
 				// the command line that is not a Kafka file gives (exit 2).
 				d.r.dumping(p)
-				d.unknown(p, errors.New("not a Kafka file: "+serr.Error()))
+				d.unknown(p, fmt.Errorf("not a Kafka file: %w", serr))
 				continue
 			}
 			if serr != nil {

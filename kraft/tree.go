@@ -3,6 +3,7 @@ package kraft
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -195,7 +196,7 @@ func (n *Node) Find(p string) ([]Match, error) {
 			for _, c := range m.Node.Children {
 				ok, err := path.Match(part, c.Name)
 				if err != nil {
-					return nil, errors.New(p + ": " + err.Error())
+					return nil, fmt.Errorf("%s: %w", p, err)
 				}
 				if ok {
 					next = append(next, Match{Path: strings.TrimSuffix(m.Path, "/") + "/" + c.Name, Node: c})

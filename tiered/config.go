@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -96,7 +97,7 @@ func (c *RSMConfig) Keys() (KeyRing, error) {
 	for id, p := range c.PrivateKeys {
 		k, err := ReadPrivateKey(p)
 		if err != nil {
-			return nil, errors.New("key pair " + id + ": " + err.Error())
+			return nil, fmt.Errorf("key pair %s: %w", id, err)
 		}
 		kr[id] = k
 	}

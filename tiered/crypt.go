@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
@@ -40,7 +41,7 @@ func ReadPrivateKey(path string) (*rsa.PrivateKey, error) {
 	}
 	k, err := ParsePrivateKeyPEM(data)
 	if err != nil {
-		return nil, errors.New(path + ": " + err.Error())
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return k, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/cipher"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -438,7 +439,7 @@ func (r *Remote) ReadIndex(ctx context.Context, seg *Segment, m *Manifest, ix In
 	}
 	out, err := openChunk(aead, m.Encryption.AAD, buf, buf[ivSize:ivSize])
 	if err != nil {
-		return nil, &ObjectError{Location: r.Store.Location(key), Pos: int64(rg.Position), Chunk: -1, OriginalPos: -1, Err: errors.New("the " + string(ix) + " index: " + err.Error())}
+		return nil, &ObjectError{Location: r.Store.Location(key), Pos: int64(rg.Position), Chunk: -1, OriginalPos: -1, Err: fmt.Errorf("the %s index: %w", string(ix), err)}
 	}
 	return out, nil
 }

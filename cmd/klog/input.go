@@ -28,7 +28,7 @@ func parseIsolation(s string) (fetch.Isolation, error) {
 	iso, err := fetch.ParseIsolation(s)
 	if err != nil {
 		if m := suggest(s, isolationNames); m != "" && m != s {
-			return iso, errors.New(err.Error() + " (did you mean " + m + "?)")
+			return iso, fmt.Errorf("%w (did you mean %s?)", err, m)
 		}
 	}
 	return iso, err
