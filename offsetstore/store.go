@@ -124,6 +124,25 @@ func (s *Store) StoreGroup(group string, g *internaltopic.GroupMetadataValue) er
 	return s.append(group, []format.Record{{Key: key, Value: val, Timestamp: g.CurrentStateTimestamp}})
 }
 
+// KeyValue is one record of a group's (a nil Value is a tombstone).
+type KeyValue struct{ Key, Value []byte }
+
+// StoreRecords appends a group's records as one batch, each timestamped
+// ts: the records of a KIP-848 consumer group's state change
+// (internaltopic.AppendConsumerGroupKey and its values), which Kafka's
+// coordinator writes as one batch per request. Nothing is appended for
+// none.
+func (s *Store) StoreRecords(group string, kvs []KeyValue, ts int64) error {
+	if len(kvs) == 0 {
+		return nil
+	}
+	recs := make([]format.Record, len(kvs))
+	for i, kv := range kvs {
+		recs[i] = format.Record{Key: kv.Key, Value: kv.Value, Timestamp: ts}
+	}
+	return s.append(group, recs)
+}
+
 // DeleteOffsets appends tombstones for a group's offsets (OffsetDelete,
 // or a deleted group's).
 func (s *Store) DeleteOffsets(group string, tps []TopicPartition) error {

@@ -52,6 +52,15 @@ func (cn *conn) handleOffsetFetch(r *kmsg.OffsetFetchRequest) (kmsg.Response, er
 	for _, g := range r.Groups {
 		rg := kmsg.NewOffsetFetchResponseGroup()
 		rg.Group = g.Group
+		if r.Version >= 9 {
+			// A consumer group's member fetches at its member epoch
+			// (ConsumerGroup.validateOffsetFetch).
+			if code := cn.s.groups.validateConsumerFetch(g.Group, g.MemberID, g.MemberEpoch); code != 0 {
+				rg.ErrorCode = code
+				resp.Groups = append(resp.Groups, rg)
+				continue
+			}
+		}
 		topics := make([]reqTopic, 0, len(g.Topics))
 		for _, t := range g.Topics {
 			topics = append(topics, reqTopic{t.Topic, t.Partitions})

@@ -52,6 +52,9 @@ func (cn *conn) handleDescribeGroups(r *kmsg.DescribeGroupsRequest) (kmsg.Respon
 		case !d.found && r.Version >= 6:
 			g.ErrorCode = kerr.GroupIDNotFound.Code
 			msg := "Group " + name + " not found."
+			if d.notClassic {
+				msg = "Group " + name + " is not a classic group."
+			}
 			g.ErrorMessage = &msg
 			g.State = d.state
 		default:

@@ -186,6 +186,16 @@ func (c *coordinator) join(r joinRequest, w *waiter) {
 		fail(kerr.InconsistentGroupProtocol.Code, r.memberID)
 		return
 	}
+	if cg := c.cgroups[r.group]; cg != nil {
+		// A consumer group (KIP-848) takes no classic member (online
+		// migration is not served); an empty one gives way to the
+		// classic group, as maybeDeleteEmptyConsumerGroup does.
+		if len(cg.members) > 0 {
+			fail(kerr.InconsistentGroupProtocol.Code, r.memberID)
+			return
+		}
+		c.deleteConsumerGroup(cg)
+	}
 	g := c.groups[r.group]
 	if g == nil {
 		if r.memberID != "" {
@@ -1054,6 +1064,11 @@ func (c *coordinator) scheduleCleanup() {
 				delete(c.groups, name)
 			}
 		}
+		for name, g := range c.cgroups {
+			if len(g.members) == 0 && len(c.offsets[name]) == 0 {
+				c.deleteConsumerGroup(g)
+			}
+		}
 		c.scheduleCleanup()
 	})
 }
@@ -1093,6 +1108,14 @@ func (c *coordinator) commit(version int16, groupID, id string, instanceID *stri
 		w.answer(kerr.InvalidGroupID.Code)
 		return
 	}
+	if cg := c.cgroups[groupID]; cg != nil {
+		if code := cg.validateCommit(version, id, generation, false); code != 0 {
+			w.answer(code)
+			return
+		}
+		c.writeCommit(groupID, id, commits, w)
+		return
+	}
 	g := c.groups[groupID]
 	if g == nil {
 		switch {
@@ -1114,6 +1137,12 @@ func (c *coordinator) commit(version int16, groupID, id string, instanceID *stri
 	if m := g.members[id]; m != nil {
 		c.heartbeatDeadline(g, m, m.sessionTimeout)
 	}
+	c.writeCommit(groupID, id, commits, w)
+}
+
+// writeCommit writes the offsets and answers once they are on disk; the
+// in-memory offsets change then.
+func (c *coordinator) writeCommit(groupID, id string, commits []offsetstore.Commit, w *waiter) {
 	if len(commits) == 0 {
 		w.answer(int16(0))
 		return
@@ -1191,6 +1220,7 @@ func (c *coordinator) fetchOffsets(groupID string) map[tp]committed {
 // the loop, at its end).
 func (c *coordinator) shutdownGroups() {
 	c.stopped = true
+	c.stopConsumerGroups()
 	for _, g := range c.groups {
 		c.armJoin(g)
 		c.stopSyncTimer(g)

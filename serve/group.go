@@ -50,6 +50,13 @@ type coordinator struct {
 	stopped  bool
 	cleanup  Timer
 
+	// The consumer groups of KIP-848 (consumer.go), loop-owned, and
+	// their configs.
+	cgroups          map[string]*cgroup
+	cgSessionTimeout time.Duration
+	cgInterval       time.Duration
+	cgMaxSize        int
+
 	// The transaction coordinator's (txn.go), loop-owned but srv,
 	// txnLog (the writer's) and allocPID.
 	srv        *Server
@@ -73,6 +80,9 @@ type hooks struct {
 	// waiter; fetchWoken when that waiter (an append to one of them,
 	// and nothing else) wakes it.
 	fetchParked, fetchWoken func()
+	// consumerFenced is called on the loop when a consumer group member
+	// is fenced by its session or rebalance timeout.
+	consumerFenced func(group, member string)
 	// txnChanged, if set, is signalled (without blocking) on the loop
 	// each time a transaction's state changes.
 	txnChanged chan struct{}
@@ -146,7 +156,8 @@ func newCoordinator(s *Server) (*coordinator, error) {
 		maxRecord: int(s.cfg.MaxMessageBytes),
 		queue:     make(chan func(), 64), stop: make(chan struct{}), quit: make(chan struct{}),
 		wake: make(chan struct{}, 1), written: make(chan struct{}),
-		groups: map[string]*group{}, offsets: st.Offsets,
+		groups: map[string]*group{}, offsets: st.Offsets, cgroups: map[string]*cgroup{},
+		cgSessionTimeout: s.cfg.ConsumerSessionTimeout, cgInterval: s.cfg.ConsumerHeartbeatInterval, cgMaxSize: s.cfg.ConsumerGroupMaxSize,
 		srv: s, allocPID: s.allocPID, txns: map[string]*txnMeta{}, txnOffsets: map[int64]map[string]map[tp]committed{}}
 	if s.cfg.Writable {
 		// Transactions need a writable log dir: __transaction_state

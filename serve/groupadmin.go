@@ -17,6 +17,10 @@ import (
 // group (GroupType.CLASSIC).
 const classicGroupType = "classic"
 
+// consumerGroupType is a KIP-848 consumer group's type (GroupType.CONSUMER)
+// and protocol type.
+const consumerGroupType = "consumer"
+
 // groupListing is one group as ListGroups lists it.
 type groupListing struct {
 	name, protocolType, state, groupType string
@@ -33,8 +37,14 @@ func (c *coordinator) listGroups(states, types []string) []groupListing {
 			out = append(out, l)
 		}
 	}
+	for name, g := range c.cgroups {
+		l := groupListing{name: name, protocolType: consumerGroupType, state: g.state(), groupType: consumerGroupType}
+		if matchesFilter(states, l.state) && matchesFilter(types, l.groupType) {
+			out = append(out, l)
+		}
+	}
 	for name := range c.offsets {
-		if c.groups[name] != nil {
+		if c.groups[name] != nil || c.cgroups[name] != nil {
 			continue
 		}
 		l := groupListing{name: name, state: groupEmpty.String(), groupType: classicGroupType}
@@ -61,6 +71,7 @@ func matchesFilter(filter []string, v string) bool {
 // groupDescription is one group as DescribeGroups describes it.
 type groupDescription struct {
 	found                         bool
+	notClassic                    bool // a consumer group (KIP-848)
 	state, protocolType, protocol string
 	members                       []memberDescription
 }
@@ -76,6 +87,9 @@ type memberDescription struct {
 // the members alone.
 func (c *coordinator) describeGroup(name string) groupDescription {
 	g := c.groups[name]
+	if c.cgroups[name] != nil {
+		return groupDescription{state: "Dead", notClassic: true}
+	}
 	if g == nil {
 		if _, ok := c.offsets[name]; ok {
 			return groupDescription{found: true, state: groupEmpty.String()}
@@ -112,11 +126,14 @@ func (c *coordinator) deleteGroups(names []string, w *waiter) {
 	var del []int
 	for i, name := range names {
 		g := c.groups[name]
+		cg := c.cgroups[name]
 		_, hasOffsets := c.offsets[name]
 		switch {
 		case name == "":
 			codes[i] = kerr.InvalidGroupID.Code
-		case g == nil && !hasOffsets:
+		case cg != nil && len(cg.members) > 0:
+			codes[i] = kerr.NonEmptyGroup.Code
+		case g == nil && cg == nil && !hasOffsets:
 			codes[i] = kerr.GroupIDNotFound.Code
 		case g != nil && (g.state != groupEmpty || len(g.members) > 0 || len(g.pending) > 0):
 			codes[i] = kerr.NonEmptyGroup.Code
@@ -141,12 +158,19 @@ func (c *coordinator) deleteGroups(names []string, w *waiter) {
 			}
 			return tps[a].Partition < tps[b].Partition
 		})
+		consumer := c.cgroups[name] != nil
 		c.write(func() error {
 			if err := c.store.DeleteOffsets(name, tps); err != nil {
 				return err
 			}
+			if consumer {
+				return c.store.StoreRecords(name, consumerGroupTombstones(name).kvs, c.clock.Now().UnixMilli())
+			}
 			return c.store.DeleteGroup(name)
 		}, func(err error) {
+			if cg := c.cgroups[name]; err == nil && cg != nil && len(cg.members) == 0 {
+				delete(c.cgroups, name)
+			}
 			if err != nil {
 				codes[i] = storeError(err)
 			} else if g := c.groups[name]; g == nil || (g.state == groupEmpty && len(g.members) == 0) {
@@ -183,18 +207,25 @@ type offsetDeleteResult struct {
 func (c *coordinator) deleteOffsets(group string, req map[string][]int32, w *waiter) {
 	type result = offsetDeleteResult
 	g := c.groups[group]
+	cg := c.cgroups[group]
 	_, hasOffsets := c.offsets[group]
 	switch {
 	case group == "":
 		w.answer(result{code: kerr.InvalidGroupID.Code})
 		return
-	case g == nil && !hasOffsets:
+	case g == nil && cg == nil && !hasOffsets:
 		w.answer(result{code: kerr.GroupIDNotFound.Code})
 		return
 	}
-	empty := g == nil || (g.state == groupEmpty && len(g.members) == 0)
+	empty := (g == nil || (g.state == groupEmpty && len(g.members) == 0)) && (cg == nil || len(cg.members) == 0)
 	var subscribed map[string]bool
-	if !empty {
+	if cg != nil && !empty {
+		// ConsumerGroup.isSubscribedToTopic: the subscription metadata.
+		subscribed = map[string]bool{}
+		for name := range cg.subs {
+			subscribed[name] = true
+		}
+	} else if !empty {
 		var ok bool
 		if subscribed, ok = g.subscribedTopics(); !ok {
 			if g.protocolType != "consumer" {

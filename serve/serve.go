@@ -125,6 +125,15 @@ type Config struct {
 	// GroupInitialDelay is group.initial.rebalance.delay.ms (default 0 here:
 	// a lone member need not wait; a broker waits 3 s).
 	GroupInitialDelay time.Duration
+	// ConsumerSessionTimeout is group.consumer.session.timeout.ms: a
+	// consumer group member (KIP-848) that does not heartbeat for this
+	// long is fenced (default 45 s).
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms,
+	// the interval members are told to heartbeat at (default 5 s).
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerGroupMaxSize is group.consumer.max.size (default 1024).
+	ConsumerGroupMaxSize int
 	// Remote, when set, is the remote tier of tiered storage: offsets
 	// below a partition's local log start are served from its segments
 	// (serve/remote.go), folded with LogDir's __remote_log_metadata-N.
@@ -212,6 +221,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = systemClock{}
+	}
+	if cfg.ConsumerSessionTimeout <= 0 {
+		cfg.ConsumerSessionTimeout = DefaultConsumerSessionTimeout
+	}
+	if cfg.ConsumerHeartbeatInterval <= 0 {
+		cfg.ConsumerHeartbeatInterval = DefaultConsumerHeartbeatInterval
+	}
+	if cfg.ConsumerGroupMaxSize <= 0 {
+		cfg.ConsumerGroupMaxSize = DefaultConsumerGroupMaxSize
 	}
 	cfg.Produce.Now = cfg.Clock.Now
 	if !cfg.Writable && cfg.StateDir == "" {

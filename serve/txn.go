@@ -585,7 +585,17 @@ func (c *coordinator) txnOffsetCommit(version int16, txnID, groupID string, pid 
 		w.answer(kerr.InvalidGroupID.Code)
 		return
 	}
-	if g := c.groups[groupID]; g != nil && (generation >= 0 || id != "" || instanceID != nil) {
+	if cg := c.cgroups[groupID]; cg != nil {
+		// A consumer group's member commits at its member epoch
+		// (validateOffsetCommit, transactional).
+		if code := cg.validateCommit(version, id, generation, true); code != 0 {
+			if code == kerr.StaleMemberEpoch.Code {
+				code = kerr.IllegalGeneration.Code
+			}
+			w.answer(code)
+			return
+		}
+	} else if g := c.groups[groupID]; g != nil && (generation >= 0 || id != "" || instanceID != nil) {
 		if code := g.validateMember(id, instanceID); code != 0 {
 			w.answer(code)
 			return
@@ -594,7 +604,7 @@ func (c *coordinator) txnOffsetCommit(version int16, txnID, groupID string, pid 
 			w.answer(kerr.IllegalGeneration.Code)
 			return
 		}
-	} else if g == nil && generation >= 0 {
+	} else if c.groups[groupID] == nil && generation >= 0 {
 		w.answer(kerr.IllegalGeneration.Code)
 		return
 	}
