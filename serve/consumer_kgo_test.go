@@ -220,3 +220,46 @@ func describeConsumerGroupOnLoop(s *Server, name string) cgDescription {
 	s.groups.do(func() { d = s.groups.describeConsumerGroup(name) })
 	return d
 }
+
+// TestConfluentPythonAsksForTheConsumerProtocol: librdkafka 2.0.2
+// (confluent-kafka-python) predates KIP-848: asked for
+// group.protocol=consumer it refuses at once (no such property), never
+// a hang; the same client with the classic protocol consumes through the
+// classic coordinator.
+func TestConfluentPythonAsksForTheConsumerProtocol(t *testing.T) {
+	py := needClient(t, systemPython, "-c", "import confluent_kafka")
+	s, addr := startServer(t, Config{LogDir: t.TempDir(), Writable: true})
+	if _, err := s.createTopicParts("one", 1); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte("v1")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	script := `import sys, time, confluent_kafka as ck
+addr = sys.argv[1]
+start = time.monotonic()
+try:
+    ck.Consumer({'bootstrap.servers': addr, 'group.id': 'py848', 'group.protocol': 'consumer'})
+    print('constructed')
+except ck.KafkaException as e:
+    print('refused', e.args[0].code() == ck.KafkaError._INVALID_ARG, time.monotonic() - start < 1)
+c = ck.Consumer({'bootstrap.servers': addr, 'group.id': 'py848', 'auto.offset.reset': 'earliest'})
+c.subscribe(['one'])
+m = None
+for _ in range(300):
+    m = c.poll(0.2)
+    if m is not None and not m.error():
+        break
+print('consumed', m.value().decode() if m is not None and not m.error() else None)
+c.close()
+`
+	out := runClient(t, "", py, "-c", script, addr)
+	if out != "refused True True\nconsumed v1\n" {
+		t.Fatalf("confluent-kafka-python:\n%s", out)
+	}
+}

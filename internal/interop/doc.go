@@ -12,4 +12,10 @@
 // package schema and with confluent's deserializers and compares;
 // TestFixturesAreCurrent checks they are what the serializers write;
 // `go test ... -run TestGenerate -args -write` rewrites them.
+//
+// TestLibrdkafkaConsumerProtocol runs librdkafka 2.11 (bundled with
+// confluent-kafka-go) against `klog serve` as a library with
+// group.protocol=consumer (KIP-848): three members share a topic exactly
+// once and take over a leaving member's partitions, and `klog groups`
+// reads the group serve wrote.
 package interop
