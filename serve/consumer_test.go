@@ -267,7 +267,9 @@ func TestConsumerGroupHeartbeatValidation(t *testing.T) {
 		{"unknown assignor", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = &unknown }), kerr.UnsupportedAssignor.Code},
 		{"unknown member", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 3 }), kerr.GroupIDNotFound.Code},
 		{"v0 without member id", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Version, r.MemberID = 0, "" }), 0},
-		{"regex", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group, r.SubscribedTopicNames, r.SubscribedTopicRegex = "cr", nil, &regex }), 0},
+		{"regex", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.Group, r.SubscribedTopicNames, r.SubscribedTopicRegex = "cr", nil, &regex
+		}), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := w.do(tc.req).(*kmsg.ConsumerGroupHeartbeatResponse)
