@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 
 	"github.com/klog-dev/klog/cluster"
+	"github.com/klog-dev/klog/kraft"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
@@ -30,12 +32,17 @@ func imageReports(c *cli.Context, args []string, stopped bool) []*verify.FileRep
 		return nil
 	}
 	var logDirs []string
+	image := false
 	for _, a := range args {
 		if st, err := os.Stat(a); err == nil && st.IsDir() && !partition.IsPartitionDir(a) {
 			logDirs = append(logDirs, a)
+			image = image || holdsMetadataLog(a)
 		}
 	}
-	if len(logDirs) == 0 {
+	if !image {
+		// Discover reads every partition's directory and metadata again:
+		// for a log dir of 10,000 partitions, thousands of system calls
+		// to learn that there is no image.
 		return nil
 	}
 	dirs, err := cluster.Discover(logDirs)
@@ -62,4 +69,11 @@ func imageReports(c *cli.Context, args []string, stopped bool) []*verify.FileRep
 		}
 	}
 	return out
+}
+
+// holdsMetadataLog reports whether the log dir holds the KRaft metadata
+// log's partition directory, where the image comes from (ImageOf).
+func holdsMetadataLog(logDir string) bool {
+	st, err := os.Stat(filepath.Join(logDir, kraft.MetadataTopic+"-0"))
+	return err == nil && st.IsDir()
 }
