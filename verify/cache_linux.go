@@ -31,6 +31,9 @@ func residency(f fder, size int64) []uint64 {
 	cached, ok := cachestat(f, size)
 	switch {
 	case ok && cached >= pages:
+		if q, isQ := f.(quicker); isQ && size <= quickBytes {
+			q.setQuick()
+		}
 		return nil // nothing to drop
 	case ok && cached == 0:
 		cold := make([]uint64, (pages+63)/64)
@@ -86,12 +89,21 @@ func mincore(mem, vec []byte) error {
 	return nil
 }
 
+// quicker is a file that can be marked as small and in the page cache.
+type quicker interface{ setQuick() }
+
 // cachestat returns how many pages of the file's first size bytes are in
-// the page cache, with cachestat(2); false when the kernel lacks it.
+// the page cache, with cachestat(2); false when the kernel lacks it. It
+// reads the page cache only (no file system code runs, nothing waits):
+// for a small file it is a raw system call (rawSyscall's reasons).
 func cachestat(f fder, size int64) (int64, bool) {
 	rng := struct{ off, len uint64 }{0, uint64(size)}
 	var st struct{ cache, dirty, writeback, evicted, recentlyEvicted uint64 }
-	_, _, e := unix.Syscall6(unix.SYS_CACHESTAT, f.Fd(), uintptr(unsafe.Pointer(&rng)), uintptr(unsafe.Pointer(&st)), 0, 0, 0)
+	call := unix.Syscall6
+	if size <= quickBytes {
+		call = unix.RawSyscall6
+	}
+	_, _, e := call(unix.SYS_CACHESTAT, f.Fd(), uintptr(unsafe.Pointer(&rng)), uintptr(unsafe.Pointer(&st)), 0, 0, 0)
 	if e != 0 {
 		return 0, false
 	}

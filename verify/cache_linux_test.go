@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"math/bits"
@@ -186,5 +187,57 @@ func TestDropColdRuns(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("dropped %v, want %v", got, want)
 		}
+	}
+}
+
+// TestQuickReads: a small file found all in the page cache is read with
+// raw system calls (file.quick), and reads the same bytes; a small file
+// with a page not cached, a file over one read window, and a run with
+// --keep-cache (no residency asked) are read the ordinary way.
+func TestQuickReads(t *testing.T) {
+	dir := t.TempDir()
+	small := klogtest.WriteSegment(t, dir, 0, 64<<10)
+	large := klogtest.WriteSegment(t, t.TempDir(), 0, 2*quickBytes)
+	cases := []struct {
+		name      string
+		path      string
+		cold      bool
+		keepCache bool
+		quick     bool
+	}{
+		{name: "small, cached", path: small, quick: true},
+		{name: "small, cold", path: small, cold: true},
+		{name: "small, keep-cache", path: small, keepCache: true},
+		{name: "large, cached", path: large},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := os.ReadFile(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.cold {
+				makeCold(t, tc.path)
+			}
+			rd := newReads(context.Background(), Options{KeepCache: tc.keepCache})
+			s, err := rd.open(tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.f.quick != tc.quick {
+				t.Errorf("quick = %v, want %v", s.f.quick, tc.quick)
+			}
+			got := make([]byte, len(want)+1)
+			n, err := s.ReadAt(got, 0)
+			if err != io.EOF || n != len(want) || !bytes.Equal(got[:n], want) {
+				t.Errorf("read %d bytes, %v; want the file's %d, EOF", n, err, len(want))
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.f.Close(); err != os.ErrClosed {
+				t.Errorf("second close: %v, want os.ErrClosed", err)
+			}
+		})
 	}
 }

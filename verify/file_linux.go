@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // file is an open file verify reads: on Unix a bare descriptor, read with
@@ -19,6 +20,10 @@ type file struct {
 	fd   int
 	path string
 	off  int64 // for Read
+	// quick is set for a small regular file found all in the page cache
+	// (residency): its reads and its close cannot wait for a disk, and
+	// are made as raw system calls (rawSyscall).
+	quick bool
 }
 
 // openFile opens path for reading and returns it with its stat.
@@ -50,7 +55,7 @@ func (f *file) ReadAt(b []byte, off int64) (int, error) {
 	}
 	n := 0
 	for len(b) > 0 {
-		m, err := syscall.Pread(f.fd, b, off)
+		m, err := f.pread(b, off)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -71,7 +76,7 @@ func (f *file) ReadAt(b []byte, off int64) (int, error) {
 // of the file, 0 and no error at or past it.
 func (f *file) readOnce(b []byte, off int64) (int, error) {
 	for {
-		n, err := syscall.Pread(f.fd, b, off)
+		n, err := f.pread(b, off)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -88,7 +93,7 @@ func (f *file) Read(b []byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		m, err := syscall.Pread(f.fd, b, f.off)
+		m, err := f.pread(b, f.off)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -111,10 +116,53 @@ func (f *file) Close() error {
 	if f.fd < 0 {
 		return os.ErrClosed
 	}
-	err := syscall.Close(f.fd)
+	var err error
+	if f.quick {
+		err = rawSyscall(syscall.SYS_CLOSE, uintptr(f.fd), 0, 0)
+	} else {
+		err = syscall.Close(f.fd)
+	}
 	f.fd = -1
 	return err
 }
+
+// pread is pread(2) at off.
+func (f *file) pread(b []byte, off int64) (int, error) {
+	if !f.quick {
+		return syscall.Pread(f.fd, b, off)
+	}
+	var p unsafe.Pointer
+	if len(b) > 0 {
+		p = unsafe.Pointer(&b[0])
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_PREAD64, uintptr(f.fd), uintptr(p), uintptr(len(b)), uintptr(off), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// rawSyscall makes a system call that cannot wait (for a disk, a lock held
+// elsewhere) without telling the scheduler, as the runtime makes its own
+// (syscall.RawSyscall). Told, the scheduler marks the goroutine's P as in
+// a system call, and on a machine whose cores are all busy, sysmon hands
+// that P to another thread whenever the call outlasts its 20 µs tick (the
+// thread was preempted in the kernel, say): a futex wake-up for that
+// thread and one more when the call returns and must find a P again. In a
+// log dir of small files that was most of the futex calls, one every two
+// files (strace and perf trace, 100 partitions).
+func rawSyscall(trap, a1, a2, a3 uintptr) error {
+	if _, _, e := syscall.RawSyscall(trap, a1, a2, a3); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// setQuick marks f as a small regular file all in the page cache.
+func (f *file) setQuick() { f.quick = true }
+
+// quickBytes is the largest file whose reads can be quick: one read window.
+const quickBytes = logReadAhead
 
 // fileStat is the os.FileInfo of an fstat.
 type fileStat struct {
