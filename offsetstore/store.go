@@ -67,6 +67,9 @@ type Store struct {
 
 	mu   sync.Mutex
 	apps map[int32]*produce.Appender
+	// sizes are the partitions' bytes on disk (Bytes), nil until first
+	// measured.
+	sizes map[int32]int64
 }
 
 // Open returns the store of dir's __consumer_offsets partitions. Nothing
@@ -206,7 +209,8 @@ func (s *Store) TxnCommit(group string, producerID int64, epoch int16, commits [
 	if err != nil {
 		return err
 	}
-	_, err = a.AppendRaw(raw)
+	res, err := a.AppendRaw(raw)
+	s.counted(Partition(group), res.Size)
 	return err
 }
 
@@ -219,7 +223,8 @@ func (s *Store) EndTxn(n int32, producerID int64, epoch int16, commit bool, coor
 	if err != nil {
 		return err
 	}
-	_, err = a.WriteTxnMarker(producerID, epoch, commit, coordinatorEpoch)
+	res, err := a.WriteTxnMarker(producerID, epoch, commit, coordinatorEpoch)
+	s.counted(n, res.Size)
 	return err
 }
 
@@ -231,6 +236,10 @@ func (s *Store) appender(n int32) (*produce.Appender, error) {
 			return nil, err
 		}
 		s.apps[n] = a
+		// Opening made the partition's files (or cut a torn tail).
+		if err := s.remeasureLocked(n); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
@@ -242,7 +251,8 @@ func (s *Store) append(group string, recs []format.Record) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.Append(&produce.Batch{Records: recs})
+	res, err := a.Append(&produce.Batch{Records: recs})
+	s.counted(Partition(group), res.Size)
 	return err
 }
 
@@ -318,6 +328,12 @@ func OpenFor(logDir, stateDir string, opts produce.Options) (*Store, int, error)
 	dir := stateDir
 	if dir == "" {
 		dir = logDir
+	}
+	if stateDir != "" {
+		// A compaction a crash interrupted (compact.go).
+		if err := recoverCompactions(stateDir); err != nil {
+			return nil, 0, err
+		}
 	}
 	s := Open(dir, opts)
 	n, err := s.Migrate(logDir, filepath.Clean(dir) == filepath.Clean(logDir))

@@ -3,6 +3,7 @@ package serve
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/klog-dev/klog/internaltopic"
@@ -200,6 +201,11 @@ func (c *coordinator) join(r joinRequest, w *waiter) {
 	if g == nil {
 		if r.memberID != "" {
 			fail(kerr.UnknownMemberID.Code, r.memberID)
+			return
+		}
+		if !c.admitGroup() {
+			// The state directory's bound (statecap.go).
+			fail(kerr.CoordinatorNotAvailable.Code, r.memberID)
 			return
 		}
 		g = c.newGroup(r.group)
@@ -837,11 +843,6 @@ func (c *coordinator) syncReceived(g *group, id string) {
 	}
 }
 
-// storeError maps a failed __consumer_offsets append to the answer
-// (appendGroupMetadataErrorToResponseError: a storage error is
-// NOT_COORDINATOR).
-func storeError(error) int16 { return kerr.NotCoordinator.Code }
-
 // heartbeat is classicGroupHeartbeat.
 func (c *coordinator) heartbeat(groupID, id string, instanceID *string, generation int32) int16 {
 	g := c.groups[groupID]
@@ -1095,8 +1096,12 @@ func (c *coordinator) storeGeneration(g *group, done func(error)) {
 	}
 	g.inflight++
 	name := g.name
-	c.write(func() error { return c.store.StoreGroup(name, gm) }, func(err error) {
+	c.write(c.capped(groupBytes(name, gm), func() error { return c.store.StoreGroup(name, gm) }), func(err error) {
 		g.inflight--
+		if errors.Is(err, errStateFull) {
+			// Kept in memory only: the group works on (statecap.go).
+			err = nil
+		}
 		done(err)
 	})
 }
@@ -1119,6 +1124,10 @@ func (c *coordinator) commit(version int16, groupID, id string, instanceID *stri
 	g := c.groups[groupID]
 	if g == nil {
 		switch {
+		case generation < 0 && !c.admitGroup() && len(commits) > 0:
+			// The state directory's bound (statecap.go).
+			w.answer(kerr.CoordinatorNotAvailable.Code)
+			return
 		case generation < 0:
 			// A simple group (no member): created by its commit.
 			g = c.newGroup(groupID)
@@ -1151,7 +1160,7 @@ func (c *coordinator) writeCommit(groupID, id string, commits []offsetstore.Comm
 	for i := range commits {
 		commits[i].CommitTimestamp = now
 	}
-	c.write(func() error { return c.store.Commit(groupID, commits) }, func(err error) {
+	c.write(c.capped(commitBytes(groupID, commits), func() error { return c.store.Commit(groupID, commits) }), func(err error) {
 		if err != nil {
 			w.answer(storeError(err))
 			return

@@ -31,7 +31,8 @@ type coordinator struct {
 	initialDelay time.Duration
 	store        *offsetstore.Store
 	hooks        hooks
-	maxRecord    int // message.max.bytes: the largest group record
+	maxRecord    int       // message.max.bytes: the largest group record
+	cap          *stateCap // a read-only server's bound of its state dir
 
 	queue chan func()
 	stop  chan struct{} // closed by shutdown: the loop answers the parked and ends
@@ -159,6 +160,10 @@ func newCoordinator(s *Server) (*coordinator, error) {
 		groups: map[string]*group{}, offsets: st.Offsets, cgroups: map[string]*cgroup{},
 		cgSessionTimeout: s.cfg.ConsumerSessionTimeout, cgInterval: s.cfg.ConsumerHeartbeatInterval, cgMaxSize: s.cfg.ConsumerGroupMaxSize,
 		srv: s, allocPID: s.allocPID, txns: map[string]*txnMeta{}, txnOffsets: map[int64]map[string]map[tp]committed{}}
+	if c.cap, err = newStateCap(s.cfg, store); err != nil {
+		store.Close()
+		return nil, err
+	}
 	if s.cfg.Writable {
 		// Transactions need a writable log dir: __transaction_state
 		// lives beside the partitions, as a broker keeps it.

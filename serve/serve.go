@@ -70,6 +70,12 @@ type Config struct {
 	// then. A writable server keeps the configs altered through it there
 	// (ConfigsFile; in memory only when StateDir is empty).
 	StateDir string
+	// StateMaxBytes bounds the bytes a read-only server keeps in
+	// StateDir (0: DefaultStateMaxBytes; negative: no bound), and
+	// StateMaxGroups the groups it knows (0: DefaultStateMaxGroups;
+	// negative: no bound): statecap.go.
+	StateMaxBytes  int64
+	StateMaxGroups int
 	// MaxRequestBytes bounds a request frame (default 100 MiB).
 	MaxRequestBytes int32
 	// MaxMessageBytes is message.max.bytes: the largest record batch a

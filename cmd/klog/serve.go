@@ -24,6 +24,8 @@ var (
 	serveListenFlag   = &cli.StringFlag{Name: "listen", Value: "127.0.0.1:9092", Usage: "address to listen on"}
 	serveWritableFlag = &cli.BoolFlag{Name: "writable", Usage: "accept produce and keep committed offsets in the log dir, as a broker does"}
 	serveStateFlag    = &cli.StringFlag{Name: "state", Usage: "read-only: directory for committed offsets (default: a per-log-dir folder under the user's state directory)"}
+	serveStateMaxFlag = &cli.StringFlag{Name: "state-max-bytes", Value: "64MiB", Usage: "read-only: the most `BYTES` kept in --state (compacted as Kafka's log cleaner compacts __consumer_offsets; past it commits are COORDINATOR_NOT_AVAILABLE, and new groups past half of it); 0 for no bound"}
+	serveStateGrpFlag = &cli.IntFlag{Name: "state-max-groups", Value: serve.DefaultStateMaxGroups, Usage: "read-only: the most groups kept; a new group beyond is COORDINATOR_NOT_AVAILABLE; 0 for no bound"}
 	serveReqLogFlag   = &cli.StringFlag{Name: "request-log", Usage: "append one JSON line per request to this file (- for stderr)"}
 	serveCertFlag     = &cli.StringFlag{Name: "tls-cert", Usage: "serve TLS with this PEM certificate (with --tls-key)"}
 	serveKeyFlag      = &cli.StringFlag{Name: "tls-key", Usage: "PEM private key for --tls-cert"}
@@ -66,7 +68,7 @@ disks hold __cluster_metadata, else each partition led by its most complete
 replica (said on stderr). Followers' fetches are answered by the leader;
 -future, -delete and -stray directories are not served. A replay is
 read-only.`,
-	Flags: []cli.Flag{serveLogDirFlag, serveBrokerPortsFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveReqLogFlag,
+	Flags: []cli.Flag{serveLogDirFlag, serveBrokerPortsFlag, serveListenFlag, serveWritableFlag, serveStateFlag, serveStateMaxFlag, serveStateGrpFlag, serveReqLogFlag,
 		serveCertFlag, serveKeyFlag, serveMaxReqFlag, serveMaxConnFlag, serveAdvertFlag, serveIdleFlag,
 		serveMaxMsgFlag, serveTSBeforeFlag, serveTSAfterFlag, servePerIPFlag, serveQueuedFlag, serveInflateFlag,
 		serveUsersFlag, serveAnonFlag,
@@ -213,6 +215,22 @@ func serveStateDir(c *cli.Context, cfg *serve.Config, dir string) error {
 	abs2, _ := filepath.Abs(dir)
 	if abs1 == abs2 {
 		return usageError("serve: --state must not be the log dir (use --writable to keep offsets there)")
+	}
+	n, err := parseBytes(c.String(serveStateMaxFlag.Name))
+	if err != nil || n < 0 {
+		return usageError("serve: --state-max-bytes: %q is not a byte count", c.String(serveStateMaxFlag.Name))
+	}
+	g := c.Int(serveStateGrpFlag.Name)
+	if g < 0 {
+		return usageError("serve: --state-max-groups must be 0 or more, got %d", g)
+	}
+	// 0 is no bound here, which serve.Config spells negative.
+	cfg.StateMaxBytes, cfg.StateMaxGroups = n, g
+	if n == 0 {
+		cfg.StateMaxBytes = -1
+	}
+	if g == 0 {
+		cfg.StateMaxGroups = -1
 	}
 	return nil
 }

@@ -96,6 +96,8 @@ func TestServeUsage(t *testing.T) {
 		{"no log dir", []string{"serve"}, "log-dir"},
 		{"not a dir", []string{"serve", "--log-dir", filepath.Join(dir, "nope")}, "is not a directory"},
 		{"state is the log dir", []string{"serve", "--log-dir", dir, "--state", dir}, "--state must not be the log dir"},
+		{"state bound not bytes", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--state-max-bytes", "lots"}, "--state-max-bytes"},
+		{"state groups negative", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--state-max-groups", "-1"}, "--state-max-groups"},
 		{"state with writable", []string{"serve", "--log-dir", dir, "--writable", "--state", t.TempDir()}, "--state is for read-only"},
 		{"half tls", []string{"serve", "--log-dir", dir, "--state", t.TempDir(), "--tls-cert", "x.pem"}, "go together"},
 		{"arguments", []string{"serve", "--log-dir", dir, "extra"}, "unexpected arguments"},
