@@ -1124,7 +1124,7 @@ func (c *coordinator) commit(version int16, groupID, id string, instanceID *stri
 	g := c.groups[groupID]
 	if g == nil {
 		switch {
-		case generation < 0 && !c.admitGroup() && len(commits) > 0:
+		case generation < 0 && len(commits) > 0 && !c.admitGroup():
 			// The state directory's bound (statecap.go).
 			w.answer(kerr.CoordinatorNotAvailable.Code)
 			return
