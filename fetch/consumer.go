@@ -499,11 +499,9 @@ func (c *Consumer) Records(ctx context.Context) iter.Seq2[Record, error] {
 			}
 			// Each record is decoded as it is yielded: valid for its
 			// iteration only, it needs no copy and no pending list.
-			var r Record
 			goOn, derr := c.walk(f, func(b *format.Batch, fr *format.Record) bool {
-				r = Record{Offset: fr.Offset, Timestamp: fr.Timestamp, Key: fr.Key, Value: fr.Value,
-					Headers: fr.Headers, ProducerID: b.ProducerID}
-				if !yield(r, nil) {
+				if !yield(Record{Offset: fr.Offset, Timestamp: fr.Timestamp, Key: fr.Key, Value: fr.Value,
+					Headers: fr.Headers, ProducerID: b.ProducerID}, nil) {
 					return false
 				}
 				c.position = fr.Offset + 1
