@@ -19,19 +19,95 @@ import (
 type State struct {
 	Offsets map[string]map[TopicPartition]Committed
 	Groups  map[string]*internaltopic.GroupMetadataValue
+	// ConsumerGroups are the KIP-848 consumer groups, replayed from their
+	// records as GroupMetadataManager.replay does.
+	ConsumerGroups map[string]*ConsumerGroup
 	// pending holds open transactions' offsets by producer id.
 	pending map[int64][]internaltopic.CoordinatorRecord
+}
+
+// ConsumerGroup is a KIP-848 consumer group's last written state: its
+// epoch (ConsumerGroupMetadata), the target assignment's epoch, and each
+// member's subscription, target and current assignment. A member is one
+// with a subscription.
+type ConsumerGroup struct {
+	Epoch           int32
+	AssignmentEpoch int32
+	Members         map[string]*internaltopic.ConsumerGroupMemberMetadataValue
+	Targets         map[string][]internaltopic.TopicIDPartitions
+	Current         map[string]*internaltopic.CurrentMemberAssignmentValue
 }
 
 // NewState is an empty State.
 func NewState() *State {
 	return &State{Offsets: map[string]map[TopicPartition]Committed{}, Groups: map[string]*internaltopic.GroupMetadataValue{},
-		pending: map[int64][]internaltopic.CoordinatorRecord{}}
+		ConsumerGroups: map[string]*ConsumerGroup{}, pending: map[int64][]internaltopic.CoordinatorRecord{}}
+}
+
+// consumerRecord: the record types a ConsumerGroup is replayed from.
+func consumerRecord(t int16) bool {
+	switch t {
+	case internaltopic.ConsumerGroupMetadataRecord, internaltopic.ConsumerGroupMemberMetadataRecord,
+		internaltopic.ConsumerGroupTargetAssignmentMetadataRecord, internaltopic.ConsumerGroupTargetAssignmentMemberRecord,
+		internaltopic.ConsumerGroupCurrentMemberAssignmentRecord:
+		return true
+	}
+	return false
+}
+
+func (st *State) consumerGroup(id string) *ConsumerGroup {
+	g := st.ConsumerGroups[id]
+	if g == nil {
+		g = &ConsumerGroup{AssignmentEpoch: -1, Members: map[string]*internaltopic.ConsumerGroupMemberMetadataValue{},
+			Targets: map[string][]internaltopic.TopicIDPartitions{}, Current: map[string]*internaltopic.CurrentMemberAssignmentValue{}}
+		st.ConsumerGroups[id] = g
+	}
+	return g
+}
+
+// applyConsumer replays one consumer group record: the group's metadata
+// tombstone deletes the group, a member's records' tombstones delete what
+// they keyed.
+func (st *State) applyConsumer(r internaltopic.CoordinatorRecord) {
+	switch k := r.Key.(type) {
+	case *internaltopic.GroupKey:
+		switch v := r.Value.(type) {
+		case *internaltopic.ConsumerGroupMetadataValue:
+			st.consumerGroup(k.GroupID).Epoch = v.Epoch
+		case *internaltopic.TargetAssignmentMetadataValue:
+			st.consumerGroup(k.GroupID).AssignmentEpoch = v.AssignmentEpoch
+		case nil:
+			if r.Type == internaltopic.ConsumerGroupMetadataRecord {
+				delete(st.ConsumerGroups, k.GroupID)
+			} else if g := st.ConsumerGroups[k.GroupID]; g != nil {
+				g.AssignmentEpoch = -1
+			}
+		}
+	case *internaltopic.MemberKey:
+		g := st.consumerGroup(k.GroupID)
+		switch v := r.Value.(type) {
+		case *internaltopic.ConsumerGroupMemberMetadataValue:
+			g.Members[k.MemberID] = v
+		case *internaltopic.TargetAssignmentMemberValue:
+			g.Targets[k.MemberID] = v.TopicPartitions
+		case *internaltopic.CurrentMemberAssignmentValue:
+			g.Current[k.MemberID] = v
+		case nil:
+			switch r.Type {
+			case internaltopic.ConsumerGroupMemberMetadataRecord:
+				delete(g.Members, k.MemberID)
+			case internaltopic.ConsumerGroupTargetAssignmentMemberRecord:
+				delete(g.Targets, k.MemberID)
+			default:
+				delete(g.Current, k.MemberID)
+			}
+		}
+	}
 }
 
 // Load reads every __consumer_offsets-N partition under dir into st (none
-// is no error). Records that are not offset commits or group metadata
-// (KIP-848's, share groups') are skipped; a record that does not decode
+// is no error). Records that are not offset commits, group metadata or a
+// consumer group's (share groups', Streams groups') are skipped; a record that does not decode
 // is an error naming its file and offset.
 func (st *State) Load(dir string) error {
 	dirs, err := partitionDirs(dir)
@@ -102,9 +178,10 @@ func (st *State) loadSegment(path string) error {
 			}
 			r, err := internaltopic.DecodeGroupRecord(rec.Key, rec.Value)
 			if errors.Is(err, internaltopic.ErrUnknownRecordType) || err == nil && r.Type != internaltopic.OffsetCommitRecord &&
-				r.Type != internaltopic.GroupMetadataRecord && r.Type != 0 {
-				// Records of other group types (KIP-848's, share
-				// groups', streams') are not this store's.
+				r.Type != internaltopic.GroupMetadataRecord && r.Type != 0 && !consumerRecord(r.Type) {
+				// Records of other group types (share groups',
+				// streams', a consumer group's partition metadata and
+				// regular expressions) are not this store's.
 				continue
 			}
 			if err != nil {
@@ -140,6 +217,10 @@ func (st *State) marker(b *format.Batch) {
 }
 
 func (st *State) apply(r internaltopic.CoordinatorRecord) {
+	if consumerRecord(r.Type) {
+		st.applyConsumer(r)
+		return
+	}
 	switch k := r.Key.(type) {
 	case *internaltopic.OffsetCommitKey:
 		tp := TopicPartition{k.Topic, k.Partition}

@@ -484,6 +484,10 @@ func (c *coordinator) cgMember(g *cgroup, r cgHeartbeat) (m, replaced *cmember, 
 			}
 			return newMember(), nil, 0, ""
 		}
+		if create {
+			g.rejoin(m)
+			return m, nil, 0, ""
+		}
 		if code, msg := checkMemberEpoch(m, r.epoch, r.owned); code != 0 {
 			return nil, nil, code, msg
 		}
@@ -493,12 +497,14 @@ func (c *coordinator) cgMember(g *cgroup, r cgHeartbeat) (m, replaced *cmember, 
 	if create {
 		if existing == nil {
 			if m = g.members[r.memberID]; m != nil {
-				if code, msg := checkMemberEpoch(m, r.epoch, r.owned); code != 0 {
-					return nil, nil, code, msg
-				}
+				g.rejoin(m)
 				return m, nil, 0, ""
 			}
 			return newMember(), nil, 0, ""
+		}
+		if existing.id == r.memberID {
+			g.rejoin(existing)
+			return existing, nil, 0, ""
 		}
 		if existing.epoch != staticLeaveEpoch {
 			return nil, nil, kerr.UnreleasedInstanceID.Code, "Static member " + r.memberID + " with instance id " + *r.instanceID +
@@ -509,10 +515,6 @@ func (c *coordinator) cgMember(g *cgroup, r cgHeartbeat) (m, replaced *cmember, 
 		m = &cmember{id: r.memberID, instanceID: existing.instanceID, rackID: existing.rackID, clientID: existing.clientID,
 			clientHost: existing.clientHost, topics: existing.topics, regex: existing.regex, re: existing.re, assignor: existing.assignor,
 			rebalanceTimeoutMs: existing.rebalanceTimeoutMs, state: existing.state, assigned: existing.assigned, revoking: assignment{}}
-		if existing.id == r.memberID {
-			existing.epoch, existing.prevEpoch = 0, 0
-			return existing, nil, 0, ""
-		}
 		return m, existing, 0, ""
 	}
 	if existing == nil {
@@ -526,6 +528,20 @@ func (c *coordinator) cgMember(g *cgroup, r cgHeartbeat) (m, replaced *cmember, 
 		return nil, nil, code, msg
 	}
 	return existing, nil, 0, ""
+}
+
+// rejoin takes a known member back at epoch 0: a joining member owns
+// nothing (the request must say so), so what it held is released and it
+// is reconciled from scratch towards its target. This is how a member
+// that was told FENCED_MEMBER_EPOCH comes back under its own member id
+// (kgo and librdkafka keep the id, KIP-1082), without waiting out its
+// session.
+func (g *cgroup) rejoin(m *cmember) {
+	before := m.current()
+	m.epoch, m.prevEpoch, m.state = joinEpoch, joinEpoch, memberStable
+	m.assigned, m.revoking = assignment{}, assignment{}
+	g.setOwner(m, before)
+	m.stopRebalance()
 }
 
 // checkMemberEpoch is throwIfConsumerGroupMemberEpochIsInvalid: a member
@@ -1011,6 +1027,65 @@ func consumerGroupTombstones(name string) *cgRecords {
 	rec.tombstone(internaltopic.ConsumerGroupTargetAssignmentMetadataRecord, "")
 	rec.tombstone(internaltopic.ConsumerGroupMetadataRecord, "")
 	return rec
+}
+
+// loadConsumerGroup is the consumer group replayed from
+// __consumer_offsets at start (GroupMetadataManager.replay): its epochs,
+// members, targets and current assignments. Its subscription metadata is
+// left to the first heartbeat, which bumps the group epoch if the topics
+// changed meanwhile (or were never known: a new target is computed, sticky
+// to the loaded one).
+func (c *coordinator) loadConsumerGroup(name string, cg *offsetstore.ConsumerGroup) {
+	g := c.newConsumerGroup(name)
+	g.epoch, g.assignmentEpoch = cg.Epoch, max(cg.AssignmentEpoch, 0)
+	toAssignment := func(tps []internaltopic.TopicIDPartitions) assignment {
+		a := assignment{}
+		for _, t := range tps {
+			for _, p := range t.Partitions {
+				a.add(t.TopicID, p)
+			}
+		}
+		return a
+	}
+	for id, md := range cg.Members {
+		m := &cmember{id: id, instanceID: md.InstanceID, rackID: md.RackID, clientID: md.ClientID, clientHost: md.ClientHost,
+			topics: md.SubscribedTopicNames, regex: md.SubscribedTopicRegex, assignor: md.ServerAssignor,
+			rebalanceTimeoutMs: md.RebalanceTimeoutMs, assigned: assignment{}, revoking: assignment{}}
+		if m.regex != nil && *m.regex != "" {
+			if re, err := regexp.Compile("^(?:" + *m.regex + ")$"); err == nil {
+				m.re = re
+			}
+		}
+		if cur := cg.Current[id]; cur != nil {
+			m.epoch, m.prevEpoch, m.state = cur.MemberEpoch, cur.PreviousMemberEpoch, cur.State
+			m.assigned, m.revoking = toAssignment(cur.AssignedPartitions), toAssignment(cur.PartitionsPendingRevocation)
+			if m.state > memberUnreleasedPartitions {
+				m.state = memberStable // MemberState.UNKNOWN: reconciled again from its assignment
+			}
+		}
+		if t, ok := cg.Targets[id]; ok {
+			g.target[id] = toAssignment(t)
+		}
+		g.members[id] = m
+		if m.instanceID != nil {
+			g.static[*m.instanceID] = id
+		}
+		g.setOwner(m, currentState{})
+	}
+}
+
+// startConsumerSessions starts the loaded members' session timeouts (and
+// the rebalance timeouts of those revoking), as the coordinator does when
+// it loads its partition: a member that does not come back is fenced.
+func (c *coordinator) startConsumerSessions() {
+	for _, g := range c.cgroups {
+		for _, m := range g.members {
+			c.cgSession(g, m)
+			if m.state == memberUnrevokedPartitions {
+				c.cgRebalanceTimeout(g, m)
+			}
+		}
+	}
 }
 
 // stopConsumerGroups stops every member's timers (shutdown).

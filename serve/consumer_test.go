@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,6 +219,11 @@ func TestConsumerGroupEpochs(t *testing.T) {
 				t.Errorf("%v, want %v", kerr.ErrorForCode(r.ErrorCode), kerr.ErrorForCode(tc.want))
 			}
 		})
+	}
+	// Fenced, A comes back under its own id at epoch 0 and gets its
+	// partitions again.
+	if r := w.hb("A", 0, nil, []string{"t"}, nil); r.MemberEpoch != 1 || !slices.Equal(parts(t, r), []int32{0, 1}) {
+		t.Fatalf("A rejoins after being fenced: %d %v", r.MemberEpoch, parts(t, r))
 	}
 	// B joins (epoch 2); A moves to epoch 2 after revoking; its answer
 	// "lost", A heartbeats at 1 with what it kept: accepted.
@@ -590,5 +596,76 @@ func TestConsumerGroupMaxSize(t *testing.T) {
 	}
 	if r := w.hb("B", 2, nil, nil, []int32{}); r.ErrorCode != 0 {
 		t.Fatalf("a member of the full group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
+
+// TestConsumerGroupRestart: a restarted server loads its consumer groups
+// from __consumer_offsets (epochs, members, assignments): a member goes on
+// heartbeating at its epoch and keeps its partitions, and a member that
+// does not come back is fenced at its session timeout.
+func TestConsumerGroupRestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	s, err := New(Config{LogDir: dir, Writable: true, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	tp, err := s.createTopicParts("t", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cgWire{dial(t, ln.Addr().String()), "cg", tp.id}
+	w.hb("A", 0, nil, []string{"t"}, nil)
+	w.hb("B", 0, nil, []string{"t"}, nil)
+	keep := parts(t, w.hb("A", 1, nil, nil, []int32{0, 1, 2, 3}))
+	w.hb("A", 1, nil, nil, keep)
+	gotB := parts(t, w.hb("B", 2, nil, nil, []int32{}))
+	if len(keep) != 2 || len(gotB) != 2 {
+		t.Fatalf("before the restart: A %v, B %v", keep, gotB)
+	}
+	w.c.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	fenced := make(chan string, 4)
+	cfg := Config{LogDir: dir, Writable: true, Clock: clock}
+	cfg.hooks.consumerFenced = func(_, m string) { fenced <- m }
+	s2, addr := startServer(t, cfg)
+	clock.settle = func() { s2.groups.do(func() {}) }
+	w = cgWire{dial(t, addr), "cg", tp.id}
+	d := describeConsumerGroupOnLoop(s2, "cg")
+	if d.epoch != 2 || d.assignmentEpoch != 2 || len(d.members) != 2 || d.members[0].epoch != 2 || d.members[1].epoch != 2 {
+		t.Fatalf("loaded: %+v", d)
+	}
+	// The first heartbeat learns the topics again (a new group epoch);
+	// A's partitions stay (the answer carries no change).
+	r := w.hb("A", 2, nil, []string{"t"}, keep)
+	if r.ErrorCode != 0 || r.MemberEpoch != 3 || r.Assignment != nil {
+		t.Fatalf("A after the restart: %v epoch %d %v", kerr.ErrorForCode(r.ErrorCode), r.MemberEpoch, parts(t, r))
+	}
+	if d := describeConsumerGroupOnLoop(s2, "cg"); !slices.Equal(d.members[0].assigned[tp.id], keep) {
+		t.Fatalf("A holds %v, want %v", d.members[0].assigned, keep)
+	}
+	clock.Advance(30 * time.Second)
+	w.hb("A", 3, nil, nil, keep)
+	clock.Advance(16 * time.Second)
+	select {
+	case m := <-fenced:
+		if m != "B" {
+			t.Fatalf("fenced %s, want B (it never came back)", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("B was not fenced after the restart")
+	}
+	select {
+	case m := <-fenced:
+		t.Fatalf("fenced %s too", m)
+	default:
 	}
 }

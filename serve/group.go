@@ -180,9 +180,17 @@ func newCoordinator(s *Server) (*coordinator, error) {
 		g := c.newGroup(name)
 		g.generation, g.protocolType = gm.Generation, gm.ProtocolType
 	}
+	for name, cg := range st.ConsumerGroups {
+		if g := c.groups[name]; g != nil && len(cg.Members) == 0 {
+			continue // the classic group that replaced it
+		}
+		delete(c.groups, name)
+		c.loadConsumerGroup(name, cg)
+	}
 	go c.run()
 	go c.writer()
 	c.do(c.scheduleCleanup)
+	c.do(c.startConsumerSessions)
 	if c.txnLog != nil {
 		c.do(func() {
 			c.resumeTxns()
