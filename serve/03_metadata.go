@@ -94,8 +94,14 @@ func (cn *conn) handleMetadata(r *kmsg.MetadataRequest) (kmsg.Response, error) {
 				mt.ErrorCode = kerr.PolicyViolation.Code
 				resp.Topics = append(resp.Topics, mt)
 				continue
-			} else {
+			} else if errors.Is(err, errInvalidTopic) {
 				mt.ErrorCode = kerr.InvalidTopicException.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			} else {
+				// The disk refused (the directory made for it is gone
+				// again, openNewAppender); a client retries.
+				mt.ErrorCode = kerr.KafkaStorageError.Code
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}

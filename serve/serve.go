@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -388,8 +389,34 @@ func (p *part) openAppender(opts produce.Options) error {
 	return nil
 }
 
-// createTopic makes topic-0 for a Produce or Metadata auto-creation
-// (writable servers only).
+// openNewAppender is openAppender for a partition directory the server
+// is making. When the open fails (out of descriptors, a full disk) after
+// it made the directory, what it made is removed, so that a failed
+// creation leaves no empty topic behind: only a directory that was not
+// there before this call, and only if it is a directory still, not a
+// link (os.RemoveAll removes a link inside it, never what that points
+// to). Nothing else writes under the log dir meanwhile: the server holds
+// its broker lock, and s.mu.
+func (p *part) openNewAppender(opts produce.Options) error {
+	_, err := os.Lstat(p.dir)
+	made := errors.Is(err, fs.ErrNotExist)
+	if err := p.openAppender(opts); err != nil {
+		if made {
+			if st, lerr := os.Lstat(p.dir); lerr == nil && st.IsDir() {
+				os.RemoveAll(p.dir)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// errInvalidTopic marks a name Kafka refuses (INVALID_TOPIC_EXCEPTION);
+// any other failure of a creation is the disk's (KAFKA_STORAGE_ERROR).
+var errInvalidTopic = errors.New("invalid topic")
+
+// createTopic makes topic-0 for a Metadata auto-creation (writable
+// servers only).
 func (s *Server) createTopic(name string) (*topic, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -397,14 +424,14 @@ func (s *Server) createTopic(name string) (*topic, error) {
 		return t, nil
 	}
 	if err := s.checkNewTopic(name); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errInvalidTopic, err)
 	}
 	if err := s.checkTopicBudget(); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(s.cfg.LogDir, name+"-0")
 	p := &part{topic: name, index: 0, dir: dir}
-	if err := p.openAppender(s.cfg.Produce); err != nil {
+	if err := p.openNewAppender(s.cfg.Produce); err != nil {
 		return nil, err
 	}
 	// produce.Open gave the new partition its partition.metadata, as a

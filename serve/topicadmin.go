@@ -29,7 +29,7 @@ func (s *Server) newPart(name string, n int32, id [16]byte) (*part, error) {
 	p := &part{topic: name, index: n, dir: dir}
 	opts := s.cfg.Produce
 	opts.TopicID = id
-	if err := p.openAppender(opts); err != nil {
+	if err := p.openNewAppender(opts); err != nil {
 		return nil, err
 	}
 	return p, nil
