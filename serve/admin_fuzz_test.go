@@ -9,7 +9,7 @@ import (
 // The admin keys' fuzz targets (fuzz_test.go's fuzzKey), listed here so
 // that TestEveryKeyFuzzed sees them.
 func init() {
-	fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 21, 23, 32, 35, 37, 42, 44, 47, 60, 61, 65, 66)
+	fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 21, 23, 32, 35, 37, 42, 43, 44, 45, 46, 47, 60, 61, 65, 66)
 }
 
 func FuzzDescribeGroups(f *testing.F) { fuzzKey(f, 15) }
@@ -30,6 +30,10 @@ func FuzzCreatePartitions(f *testing.F) { fuzzKey(f, 37) }
 func FuzzDeleteRecords(f *testing.F)     { fuzzKey(f, 21) }
 func FuzzDescribeLogDirs(f *testing.F)   { fuzzKey(f, 35) }
 func FuzzDescribeProducers(f *testing.F) { fuzzKey(f, 61) }
+
+func FuzzElectLeaders(f *testing.F)                { fuzzKey(f, 43) }
+func FuzzAlterPartitionReassignments(f *testing.F) { fuzzKey(f, 45) }
+func FuzzListPartitionReassignments(f *testing.F)  { fuzzKey(f, 46) }
 
 func FuzzDescribeTransactions(f *testing.F) { fuzzKey(f, 65) }
 func FuzzListTransactions(f *testing.F)     { fuzzKey(f, 66) }

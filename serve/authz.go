@@ -230,6 +230,30 @@ var readerRefusals = map[int16]refusal{
 		}
 		return resp, nil
 	}),
+	// ElectLeaders: ALTER on the cluster, refused as a whole (v1+; v0
+	// has no top-level error, so every partition).
+	43: rule(func(cn *conn, r *kmsg.ElectLeadersRequest, msg *string) (kmsg.Response, error) {
+		resp := r.ResponseKind().(*kmsg.ElectLeadersResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		for _, t := range r.Topics {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Topic
+			for _, n := range t.Partitions {
+				rp := kmsg.NewElectLeadersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = n, kerr.ClusterAuthorizationFailed.Code, msg
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	}),
+	// AlterPartitionReassignments: ALTER on the cluster, refused as a
+	// whole.
+	45: rule(func(cn *conn, r *kmsg.AlterPartitionAssignmentsRequest, msg *string) (kmsg.Response, error) {
+		resp := r.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, msg
+		return resp, nil
+	}),
 	// OffsetDelete: DELETE on the group, refused as a whole.
 	47: rule(func(cn *conn, r *kmsg.OffsetDeleteRequest, _ *string) (kmsg.Response, error) {
 		resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
@@ -246,7 +270,7 @@ var readerRefusals = map[int16]refusal{
 // too.
 var readAPIs = map[int16]bool{
 	1: true, 2: true, 3: true, 8: true, 9: true, 10: true, 11: true, 12: true, 13: true, 14: true,
-	15: true, 16: true, 17: true, 18: true, 23: true, 32: true, 35: true, 36: true, 60: true, 61: true,
+	15: true, 16: true, 17: true, 18: true, 23: true, 32: true, 35: true, 36: true, 46: true, 60: true, 61: true,
 	65: true, 66: true, 68: true, 69: true,
 }
 
