@@ -248,10 +248,20 @@ var readerRefusals = map[int16]refusal{
 		return resp, nil
 	}),
 	// AlterPartitionReassignments: ALTER on the cluster, refused as a
-	// whole.
+	// whole (and every partition, as getErrorResponse answers).
 	45: rule(func(cn *conn, r *kmsg.AlterPartitionAssignmentsRequest, msg *string) (kmsg.Response, error) {
 		resp := r.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, msg
+		for _, t := range r.Topics {
+			rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, kerr.ClusterAuthorizationFailed.Code, msg
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
 		return resp, nil
 	}),
 	// OffsetDelete: DELETE on the group, refused as a whole.

@@ -83,6 +83,13 @@ func TestReaderRefusals(t *testing.T) {
 			{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "0"},
 			{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: "g"},
 		}}, []int16{topicAuth, clustAuth, clustAuth, groupAuth}},
+		{"ElectLeaders v0", &kmsg.ElectLeadersRequest{Version: 0, TimeoutMillis: 1000,
+			Topics: []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}}, []int16{clustAuth, clustAuth}},
+		{"ElectLeaders v2", &kmsg.ElectLeadersRequest{Version: 2, ElectionType: 1, TimeoutMillis: 1000,
+			Topics: []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}}, []int16{clustAuth, clustAuth}},
+		{"AlterPartitionReassignments", &kmsg.AlterPartitionAssignmentsRequest{TimeoutMillis: 1000,
+			Topics: []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{
+				{Partition: 0, Replicas: []int32{0}}, {Partition: 1}}}}}, []int16{clustAuth, clustAuth, clustAuth}},
 		{"OffsetDelete", &kmsg.OffsetDeleteRequest{Group: "g", Topics: []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}}, []int16{groupAuth}},
 	}
 	covered := map[int16]bool{}
@@ -195,6 +202,22 @@ func errorCodes(resp kmsg.Response) []int16 {
 	case *kmsg.IncrementalAlterConfigsResponse:
 		for _, res := range r.Resources {
 			out = append(out, res.ErrorCode)
+		}
+	case *kmsg.ElectLeadersResponse:
+		if r.Version >= 1 {
+			out = append(out, r.ErrorCode)
+		}
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				out = append(out, p.ErrorCode)
+			}
+		}
+	case *kmsg.AlterPartitionAssignmentsResponse:
+		out = append(out, r.ErrorCode)
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				out = append(out, p.ErrorCode)
+			}
 		}
 	case *kmsg.OffsetDeleteResponse:
 		out = append(out, r.ErrorCode)
