@@ -9,7 +9,7 @@ import (
 // The admin keys' fuzz targets (fuzz_test.go's fuzzKey), listed here so
 // that TestEveryKeyFuzzed sees them.
 func init() {
-	fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 21, 23, 32, 35, 37, 42, 43, 44, 45, 46, 47, 60, 61, 65, 66)
+	fuzzedKeys = append(fuzzedKeys, 15, 16, 19, 20, 21, 23, 32, 33, 35, 37, 42, 43, 44, 45, 46, 47, 60, 61, 65, 66)
 }
 
 func FuzzDescribeGroups(f *testing.F) { fuzzKey(f, 15) }
@@ -22,6 +22,7 @@ func FuzzDescribeCluster(f *testing.F)      { fuzzKey(f, 60) }
 
 func FuzzDescribeConfigs(f *testing.F)         { fuzzKey(f, 32) }
 func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzKey(f, 44) }
+func FuzzAlterConfigs(f *testing.F)            { fuzzKey(f, 33) }
 
 func FuzzCreateTopics(f *testing.F)     { fuzzKey(f, 19) }
 func FuzzDeleteTopics(f *testing.F)     { fuzzKey(f, 20) }

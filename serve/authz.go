@@ -230,6 +230,25 @@ var readerRefusals = map[int16]refusal{
 		}
 		return resp, nil
 	}),
+	// AlterConfigs: ALTER_CONFIGS on each resource, as
+	// IncrementalAlterConfigs (44).
+	33: rule(func(cn *conn, r *kmsg.AlterConfigsRequest, msg *string) (kmsg.Response, error) {
+		resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
+		for _, res := range r.Resources {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorMessage = res.ResourceType, res.ResourceName, msg
+			switch int8(res.ResourceType) {
+			case resourceBroker, resourceBrokerLogger:
+				rr.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			case resourceTopic:
+				rr.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			default:
+				rr.ErrorCode = kerr.InvalidRequest.Code
+			}
+			resp.Resources = append(resp.Resources, rr)
+		}
+		return resp, nil
+	}),
 	// ElectLeaders: ALTER on the cluster, refused as a whole (v1+; v0
 	// has no top-level error, so every partition).
 	43: rule(func(cn *conn, r *kmsg.ElectLeadersRequest, msg *string) (kmsg.Response, error) {

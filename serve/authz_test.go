@@ -83,6 +83,10 @@ func TestReaderRefusals(t *testing.T) {
 			{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "0"},
 			{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: "g"},
 		}}, []int16{topicAuth, clustAuth, clustAuth, groupAuth}},
+		{"AlterConfigs", &kmsg.AlterConfigsRequest{Version: 2, Resources: []kmsg.AlterConfigsRequestResource{
+			{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t", Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}},
+			{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: ""},
+		}}, []int16{topicAuth, clustAuth}},
 		{"ElectLeaders v0", &kmsg.ElectLeadersRequest{Version: 0, TimeoutMillis: 1000,
 			Topics: []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0, 1}}}}, []int16{clustAuth, clustAuth}},
 		{"ElectLeaders v2", &kmsg.ElectLeadersRequest{Version: 2, ElectionType: 1, TimeoutMillis: 1000,
@@ -200,6 +204,10 @@ func errorCodes(resp kmsg.Response) []int16 {
 			out = append(out, g.ErrorCode)
 		}
 	case *kmsg.IncrementalAlterConfigsResponse:
+		for _, res := range r.Resources {
+			out = append(out, res.ErrorCode)
+		}
+	case *kmsg.AlterConfigsResponse:
 		for _, res := range r.Resources {
 			out = append(out, res.ErrorCode)
 		}
