@@ -669,3 +669,50 @@ func TestConsumerGroupRestart(t *testing.T) {
 	default:
 	}
 }
+
+// TestConsumerGroupTopicGrows: partitions added to a subscribed topic bump
+// the group epoch at the next heartbeat and are assigned.
+func TestConsumerGroupTopicGrows(t *testing.T) {
+	s, w, _, _ := startConsumerGroupServer(t, 2)
+	w.hb("A", 0, nil, []string{"t"}, nil)
+	if r := w.hb("A", 1, nil, nil, []int32{0, 1}); r.MemberEpoch != 1 {
+		t.Fatalf("A: %d", r.MemberEpoch)
+	}
+	if err := s.addPartitions("t", 4); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.hb("A", 1, nil, nil, []int32{0, 1}); r.MemberEpoch != 2 || !slices.Equal(parts(t, r), []int32{0, 1, 2, 3}) {
+		t.Fatalf("A after the topic grew: %d %v", r.MemberEpoch, parts(t, r))
+	}
+}
+
+// TestConsumerGroupRegex: a regex subscription takes the topics whose
+// whole name matches, and a topic created later that matches.
+func TestConsumerGroupRegex(t *testing.T) {
+	s, w, _, _ := startConsumerGroupServer(t, 1)
+	for _, n := range []string{"ta", "tb", "xta"} {
+		if _, err := s.createTopicParts(n, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	re := "t[a-z]"
+	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	r.Version, r.Group, r.MemberID, r.RebalanceTimeoutMillis, r.SubscribedTopicRegex = 1, "rg", "A", 1000, &re
+	r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp := w.do(r).(*kmsg.ConsumerGroupHeartbeatResponse)
+	got := map[[16]byte]bool{}
+	for _, tp := range resp.Assignment.Topics {
+		got[tp.TopicID] = true
+	}
+	if resp.ErrorCode != 0 || len(got) != 2 || !got[s.topic("ta").id] || !got[s.topic("tb").id] {
+		t.Fatalf("regex assignment: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp.Assignment)
+	}
+	if _, err := s.createTopicParts("tc", 1); err != nil {
+		t.Fatal(err)
+	}
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = 1, "rg", "A", resp.MemberEpoch, -1
+	if resp := w.do(hb).(*kmsg.ConsumerGroupHeartbeatResponse); resp.MemberEpoch != 2 || resp.Assignment == nil || len(resp.Assignment.Topics) != 3 {
+		t.Fatalf("after tc was created: %d %+v", resp.MemberEpoch, resp.Assignment)
+	}
+}
