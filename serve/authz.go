@@ -216,16 +216,7 @@ var readerRefusals = map[int16]refusal{
 		for _, res := range r.Resources {
 			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 			rr.ResourceType, rr.ResourceName, rr.ErrorMessage = res.ResourceType, res.ResourceName, msg
-			switch int8(res.ResourceType) {
-			case resourceBroker, resourceBrokerLogger:
-				rr.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			case resourceTopic:
-				rr.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			case resourceGroup:
-				rr.ErrorCode = kerr.GroupAuthorizationFailed.Code
-			default:
-				rr.ErrorCode = kerr.InvalidRequest.Code
-			}
+			rr.ErrorCode = alterConfigsRefusal(int8(res.ResourceType), true)
 			resp.Resources = append(resp.Resources, rr)
 		}
 		return resp, nil
@@ -237,14 +228,7 @@ var readerRefusals = map[int16]refusal{
 		for _, res := range r.Resources {
 			rr := kmsg.NewAlterConfigsResponseResource()
 			rr.ResourceType, rr.ResourceName, rr.ErrorMessage = res.ResourceType, res.ResourceName, msg
-			switch int8(res.ResourceType) {
-			case resourceBroker, resourceBrokerLogger:
-				rr.ErrorCode = kerr.ClusterAuthorizationFailed.Code
-			case resourceTopic:
-				rr.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			default:
-				rr.ErrorCode = kerr.InvalidRequest.Code
-			}
+			rr.ErrorCode = alterConfigsRefusal(int8(res.ResourceType), false)
 			resp.Resources = append(resp.Resources, rr)
 		}
 		return resp, nil
@@ -327,4 +311,21 @@ func hasTransactionalRecords(r *kmsg.ProduceRequest) bool {
 		}
 	}
 	return false
+}
+
+// alterConfigsRefusal is the code a resource of an (Incremental)AlterConfigs
+// gets when ALTER_CONFIGS is refused (KafkaApis.configsAuthorizationApiError):
+// a broker or broker logger is the cluster's, a topic its own, a group its
+// own where the request can name one (IncrementalAlterConfigs); another
+// type is INVALID_REQUEST.
+func alterConfigsRefusal(resourceType int8, groups bool) int16 {
+	switch {
+	case resourceType == resourceBroker || resourceType == resourceBrokerLogger:
+		return kerr.ClusterAuthorizationFailed.Code
+	case resourceType == resourceTopic:
+		return kerr.TopicAuthorizationFailed.Code
+	case resourceType == resourceGroup && groups:
+		return kerr.GroupAuthorizationFailed.Code
+	}
+	return kerr.InvalidRequest.Code
 }
