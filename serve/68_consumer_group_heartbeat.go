@@ -106,18 +106,26 @@ func (cn *conn) consumerHeartbeatRequest(r *kmsg.ConsumerGroupHeartbeatRequest) 
 	if r.ServerAssignor != nil && !knownAssignor(*r.ServerAssignor) {
 		return cgHeartbeat{}, kerr.UnsupportedAssignor.Code, "ServerAssignor " + *r.ServerAssignor + " is not supported. Supported assignors: uniform, range."
 	}
+	size := len(cn.clientID)
+	for _, p := range []*string{r.InstanceID, r.RackID} {
+		if p != nil {
+			size += len(*p)
+		}
+	}
 	if r.SubscribedTopicNames != nil {
 		hb.topics = make([]string, len(r.SubscribedTopicNames))
-		size := 0
 		for i, t := range r.SubscribedTopicNames {
 			hb.topics[i] = t
 			size += len(t)
 		}
-		if size > int(cn.s.cfg.MaxMessageBytes) {
-			// The member's record would not fit message.max.bytes
-			// (RecordTooLargeException: UNKNOWN_SERVER_ERROR).
-			return cgHeartbeat{}, kerr.UnknownServerError.Code, "The member's subscription is larger than message.max.bytes."
-		}
+	}
+	switch {
+	case size > int(cn.s.cfg.MaxMessageBytes):
+		// The member's record would not fit message.max.bytes
+		// (RecordTooLargeException: UNKNOWN_SERVER_ERROR).
+		return cgHeartbeat{}, kerr.UnknownServerError.Code, "The member's subscription is larger than message.max.bytes."
+	case size > maxMemberBytes:
+		return invalid("The member's topic names, instance and rack ids are more than " + itoa(maxMemberBytes) + " bytes, what this server holds for a member.")
 	}
 	if r.Topics != nil {
 		hb.owned = make([]ownedTopic, len(r.Topics))

@@ -42,9 +42,13 @@ const (
 	DefaultConsumerGroupMaxSize = 1024
 	// maxConsumerMembers bounds the members of all consumer groups
 	// together (GROUP_MAX_SIZE_REACHED beyond).
-	maxConsumerMembers = 16384
-	// maxSubscribedTopics bounds one member's subscribed topic names.
+	maxConsumerMembers = 4096
+	// maxSubscribedTopics bounds one member's subscribed topic names,
+	// and maxMemberBytes the bytes of its names, instance and rack ids
+	// (INVALID_REQUEST beyond): with maxConsumerMembers, what members
+	// make the server hold stays under 128 MiB.
 	maxSubscribedTopics = 10000
+	maxMemberBytes      = 32 << 10
 	// maxRegexBytes bounds a subscription's regular expression.
 	maxRegexBytes = 4096
 )

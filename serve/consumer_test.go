@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,6 +274,12 @@ func TestConsumerGroupHeartbeatValidation(t *testing.T) {
 		{"unknown assignor", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = &unknown }), kerr.UnsupportedAssignor.Code},
 		{"unknown member", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = 3 }), kerr.GroupIDNotFound.Code},
 		{"v0 without member id", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Version, r.MemberID = 0, "" }), 0},
+		{"subscription too large", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.SubscribedTopicNames = slices.Repeat([]string{strings.Repeat("t", 200)}, 200)
+		}), kerr.InvalidRequest.Code},
+		{"too many topic names", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.SubscribedTopicNames = slices.Repeat([]string{"t"}, maxSubscribedTopics+1)
+		}), kerr.InvalidRequest.Code},
 		{"regex", join(func(r *kmsg.ConsumerGroupHeartbeatRequest) {
 			r.Group, r.SubscribedTopicNames, r.SubscribedTopicRegex = "cr", nil, &regex
 		}), 0},
