@@ -132,6 +132,9 @@ type Consumer struct {
 	fresh bool
 	// refreshes counts the model's refreshes (for the tests).
 	refreshes int
+	// seg is the segment file of the last fetch, kept open (Close
+	// closes it).
+	seg segFile
 }
 
 type pending struct {
@@ -216,12 +219,14 @@ func (c *Consumer) Lag() int64 { return max(0, c.hw-c.position) }
 // SetPosition moves the position.
 func (c *Consumer) SetPosition(offset int64) { c.position, c.pending = offset, c.pending[:0] }
 
-// Close stops following the partition.
+// Close stops following the partition and closes the segment file the
+// consumer keeps open between fetches.
 func (c *Consumer) Close() error {
+	err := c.seg.close()
 	if c.follow != nil {
-		return c.follow.Close()
+		return errors.Join(c.follow.Close(), err)
 	}
-	return nil
+	return err
 }
 
 func (c *Consumer) request() Request {
@@ -278,7 +283,7 @@ func (c *Consumer) fetch(ctx context.Context) (*Fetched, error) {
 			return nil, err
 		}
 	}
-	f, err := Read(c.log, req, c.frame)
+	f, err := read(c.log, req, c.frame, &c.seg)
 	if !c.fresh && (err != nil || f.Size == 0) {
 		// Below the high watermark the model knew, a fetch does not need
 		// what was appended since (a refresh before each one, listing
@@ -288,7 +293,7 @@ func (c *Consumer) fetch(ctx context.Context) (*Fetched, error) {
 		if rerr := c.refresh(); rerr != nil {
 			return nil, rerr
 		}
-		f, err = Read(c.log, req, c.frame)
+		f, err = read(c.log, req, c.frame, &c.seg)
 	}
 	if err == nil && req.MaxWait > 0 && f.Size < int64(req.MinBytes) {
 		if c.follow == nil && !c.log.KeptCurrent() {

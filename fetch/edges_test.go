@@ -284,3 +284,54 @@ func span(from, to int64) []int64 {
 	}
 	return s
 }
+
+// TestConsumerKeepsSegmentOpen: the fetches of one segment read one open
+// file, the next segment's fetch opens that one instead, and Close closes
+// it (the stale-model cases above check that a segment removed or written
+// again under the same name is opened again).
+func TestConsumerKeepsSegmentOpen(t *testing.T) {
+	t.Parallel()
+	// One segment of three batches, one batch a fetch.
+	dir, _ := build(t, []int{10, 10, 10}, 100, produce.Options{})
+	c, err := NewConsumer(dir, ConsumerConfig{MaxBytes: 1, PartitionMaxBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*os.File
+	for range 3 {
+		if recs, _, err := c.Poll(context.Background()); err != nil || len(recs) != 10 {
+			t.Fatalf("poll: %d records, %v", len(recs), err)
+		}
+		files = append(files, c.seg.f)
+	}
+	if files[0] == nil || files[1] != files[0] || files[2] != files[0] {
+		t.Fatalf("files of three fetches of one segment: %p %p %p, want one open file", files[0], files[1], files[2])
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.seg.f != nil {
+		t.Fatal("Close left the segment file open")
+	}
+	if _, err := files[0].Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("the segment file after Close: %v, want closed", err)
+	}
+
+	// Segments of one batch each: each fetch moves to the next file.
+	dir, _ = build(t, []int{10, 10}, 100, produce.Options{SegmentBytes: 1})
+	c, err = NewConsumer(dir, ConsumerConfig{MaxBytes: 1, PartitionMaxBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var paths []string
+	for range 2 {
+		if recs, _, err := c.Poll(context.Background()); err != nil || len(recs) != 10 {
+			t.Fatalf("poll: %d records, %v", len(recs), err)
+		}
+		paths = append(paths, filepath.Base(c.seg.f.Name()))
+	}
+	if want := []string{"00000000000000000000.log", "00000000000000000010.log"}; !slices.Equal(paths, want) {
+		t.Fatalf("files read: %v, want %v", paths, want)
+	}
+}
