@@ -90,17 +90,22 @@ func createAndFill(t *testing.T, addr, topic string, n, from, count int) {
 type holdings struct {
 	mu      sync.Mutex
 	by      map[string]map[int32]bool
+	ever    map[string]map[int32]bool // every partition a member was given
 	changed chan struct{}
+}
+
+func newHoldings() *holdings {
+	return &holdings{by: map[string]map[int32]bool{}, ever: map[string]map[int32]bool{}, changed: make(chan struct{}, 1)}
 }
 
 func (h *holdings) set(name string, ps []kafka.TopicPartition, add bool) {
 	h.mu.Lock()
 	if h.by[name] == nil {
-		h.by[name] = map[int32]bool{}
+		h.by[name], h.ever[name] = map[int32]bool{}, map[int32]bool{}
 	}
 	for _, p := range ps {
 		if add {
-			h.by[name][p.Partition] = true
+			h.by[name][p.Partition], h.ever[name][p.Partition] = true, true
 		} else {
 			delete(h.by[name], p.Partition)
 		}
@@ -151,7 +156,7 @@ func (h *holdings) waitSplit(t *testing.T, names []string, n int) {
 func TestLibrdkafkaConsumerProtocol(t *testing.T) {
 	dir, addr := serveLogDir(t)
 	createAndFill(t, addr, "six", 6, 0, 300)
-	h := &holdings{by: map[string]map[int32]bool{}, changed: make(chan struct{}, 1)}
+	h := newHoldings()
 	var mu sync.Mutex
 	seen := map[string]string{}
 	got := make(chan struct{}, 1024)
@@ -325,4 +330,112 @@ func TestLibrdkafkaUnsupportedAssignor(t *testing.T) {
 		}
 	}
 	t.Fatal("no UNSUPPORTED_ASSIGNOR error")
+}
+
+// groupEpoch is the consumer group's epoch as klog groups reads it from
+// what serve wrote.
+func groupEpoch(t *testing.T, dir, group string) int32 {
+	t.Helper()
+	dirs, err := cluster.Discover([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := cluster.Groups(context.Background(), dirs, cluster.GroupsOptions{NoLag: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := rep.GroupByID(group)
+	if g == nil {
+		t.Fatalf("klog groups has no group %s", group)
+	}
+	return g.GroupEpoch
+}
+
+// TestLibrdkafkaStaticMemberRestart: librdkafka 2.11 static members
+// (group.instance.id) with group.protocol=consumer: a member that closes
+// leaves with epoch -2 and keeps its partitions (the other member is not
+// given them); restarted as a new process (a new member id) with the same
+// instance id, it gets them back without a new group epoch, that is,
+// without a rebalance.
+func TestLibrdkafkaStaticMemberRestart(t *testing.T) {
+	dir, addr := serveLogDir(t)
+	createAndFill(t, addr, "stat4", 4, 0, 4)
+	h := newHoldings()
+	start := func(name, instance string) *kafka.Consumer {
+		c, err := kafka.NewConsumer(&kafka.ConfigMap{"bootstrap.servers": addr, "group.id": "rs", "group.protocol": "consumer",
+			"group.instance.id": instance, "client.id": name, "auto.offset.reset": "earliest"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Subscribe("stat4", func(_ *kafka.Consumer, e kafka.Event) error {
+			switch e := e.(type) {
+			case kafka.AssignedPartitions:
+				h.set(name, e.Partitions, true)
+			case kafka.RevokedPartitions:
+				h.set(name, e.Partitions, false)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// Each consumer is polled on its own goroutine until it is stopped.
+	var wg sync.WaitGroup
+	closed := map[*kafka.Consumer]chan struct{}{}
+	run := func(c *kafka.Consumer) chan struct{} {
+		quit, done := make(chan struct{}), make(chan struct{})
+		closed[c] = done
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done)
+			defer c.Close()
+			for {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+				if e, ok := c.Poll(100).(kafka.Error); ok {
+					t.Errorf("%v", e)
+				}
+			}
+		}()
+		return quit
+	}
+	a := start("a", "inst-a")
+	stopA := run(a)
+	stopB := run(start("b", "inst-b"))
+	defer func() { close(stopB); wg.Wait() }()
+	h.waitSplit(t, []string{"a", "b"}, 4)
+	h.mu.Lock()
+	var heldA []int32
+	for p := range h.by["a"] {
+		heldA = append(heldA, p)
+	}
+	h.ever["b"] = map[int32]bool{} // from here on
+	h.mu.Unlock()
+	epoch := groupEpoch(t, dir, "rs")
+
+	close(stopA) // Close: a static leave, epoch -2
+	<-closed[a]
+	h.waitSplit(t, []string{"b"}, 4-len(heldA))
+	stopA2 := run(start("a2", "inst-a"))
+	defer close(stopA2)
+	h.waitSplit(t, []string{"a2", "b"}, 4)
+	h.mu.Lock()
+	for _, p := range heldA {
+		if !h.by["a2"][p] {
+			t.Errorf("partition %d was a's, the restarted a holds %v", p, h.by["a2"])
+		}
+		if h.ever["b"][p] {
+			t.Errorf("b was given a's partition %d while a was away", p)
+		}
+	}
+	h.mu.Unlock()
+	if e := groupEpoch(t, dir, "rs"); e != epoch {
+		t.Errorf("group epoch %d after the static member's return, %d before: a rebalance", e, epoch)
+	}
 }

@@ -17,5 +17,6 @@
 // confluent-kafka-go) against `klog serve` as a library with
 // group.protocol=consumer (KIP-848): three members share a topic exactly
 // once and take over a leaving member's partitions, and `klog groups`
-// reads the group serve wrote.
+// reads the group serve wrote; TestLibrdkafkaStaticMemberRestart restarts a
+// static member (group.instance.id) without a rebalance.
 package interop
