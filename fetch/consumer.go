@@ -115,6 +115,7 @@ type Consumer struct {
 	frame    []byte
 	rr       format.RecordReader
 	rec      format.Record
+	batch    format.Batch
 	pending  []pending
 	polled   []Record
 	// keys/values of compressed batches are copied here so they outlive
@@ -433,10 +434,19 @@ func (c *Consumer) walk(f *Fetched, rec func(*format.Batch, *format.Record) bool
 	whole := 0
 	// Positions are the segment's (f.Position is where the frame starts in
 	// f.Segment), so an error names the byte in the file.
-	for b, err := range format.FrameBatches(f.Frame, f.Position) {
-		if err != nil {
+	// One Batch for all of them (FrameBatches' walk, without a Batch
+	// allocated for each: 16 per 256 KiB of a drain); none outlives its
+	// iteration.
+	b := &c.batch
+	for p := 0; ; {
+		n := format.EntrySize(f.Frame[p:])
+		if n == 0 {
+			break
+		}
+		if err := b.Parse(f.Frame[p:p+n], f.Position+int64(p)); err != nil {
 			return true, err
 		}
+		p += n
 		if !b.Valid() {
 			// The records before it are delivered; the position stops here.
 			return true, fmt.Errorf("%w (at position %d)", &format.CorruptRecordError{Offset: b.BaseOffset, Stored: b.CRC, Computed: b.ComputedCRC()}, b.Pos)

@@ -259,6 +259,10 @@ func ParseBatch(raw []byte, pos int64) (*Batch, error) {
 	return b, nil
 }
 
+// Parse is ParseBatch into b, for a caller that reuses one Batch from entry
+// to entry (no allocation per batch); b is left undefined on error.
+func (b *Batch) Parse(raw []byte, pos int64) error { return b.parse(raw, pos) }
+
 // parseHeader fills b's header fields from the first bytes of an entry whose
 // size field is size; Raw is left holding just those bytes.
 func (b *Batch) parseHeader(hdr []byte, pos int64, size int32) error {

@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -90,5 +91,56 @@ func TestIterators(t *testing.T) {
 	var pe *PosError
 	if !errors.As(gotErr, &pe) {
 		t.Errorf("bad magic: %v, want a *PosError", gotErr)
+	}
+}
+
+// TestBatchParseReused: Parse into a Batch that held another entry leaves
+// what ParseBatch returns (nothing of the earlier entry, its computed CRC
+// included), and rejects what ParseBatch rejects.
+func TestBatchParseReused(t *testing.T) {
+	var c Compressor
+	build := func(base int64, n int) []byte {
+		recs := make([]Record, n)
+		for i := range recs {
+			recs[i] = Record{Offset: base + int64(i), Timestamp: 1700000000000, Value: []byte("v")}
+		}
+		h := &Batch{Magic: 2, BaseOffset: base, ProducerID: 7, ProducerEpoch: 1, BaseSequence: 0}
+		PrepareBatch(h, recs)
+		raw, err := c.AppendBatch(nil, h, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	first, second := build(0, 3), build(3, 5)
+	var b Batch
+	if err := b.Parse(first, 0); err != nil || !b.Valid() {
+		t.Fatalf("first: %v, valid %v", err, b.Valid())
+	}
+	cases := []struct {
+		name string
+		raw  []byte
+		pos  int64
+	}{
+		{"another batch", second, int64(len(first))},
+		{"cut short", second[:len(second)-1], 9},
+		{"header cut short", second[:10], 9},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b.Parse(first, 0)
+			b.Valid()
+			want, wantErr := ParseBatch(tc.raw, tc.pos)
+			err := b.Parse(tc.raw, tc.pos)
+			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Fatalf("Parse: %v, ParseBatch: %v", err, wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if b.Valid() != want.Valid() || b.ComputedCRC() != want.ComputedCRC() || !reflect.DeepEqual(b, *want) {
+				t.Fatalf("Parse gave %+v, ParseBatch %+v", b, *want)
+			}
+		})
 	}
 }
