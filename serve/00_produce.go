@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -173,7 +174,7 @@ func (cn *conn) checkTxnBatch(r *kmsg.ProduceRequest, topic string, partition in
 	}
 	c := cn.s.groups
 	out, err := c.call(cn, r.Key(), kerr.NotCoordinator.Code, func(w *waiter) {
-		c.produceCheck(*r.TransactionID, b.ProducerID, b.ProducerEpoch, tp{Topic: topic, Partition: partition}, r.Version >= 12, r.Version, w)
+		c.produceCheck(*r.TransactionID, b.ProducerID, b.ProducerEpoch, offsetstore.TopicPartition{Topic: topic, Partition: partition}, r.Version >= 12, r.Version, w)
 	})
 	if err != nil {
 		return false, produceResult{code: kerr.NotCoordinator.Code, msg: err.Error()}

@@ -57,7 +57,7 @@ func (cn *conn) handleOffsetCommit(r *kmsg.OffsetCommitRequest) (kmsg.Response, 
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			if c, ok := codes[tp{Topic: t.Topic, Partition: p.Partition}]; ok {
+			if c, ok := codes[offsetstore.TopicPartition{Topic: t.Topic, Partition: p.Partition}]; ok {
 				rp.ErrorCode = c
 			} else {
 				rp.ErrorCode = code
@@ -86,18 +86,18 @@ type commitPart struct {
 // coordinator need not hold a replica of what its groups commit),
 // metadata longer than offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE.
 // The rest are the commits to write.
-func (s *Server) checkCommits(parts []commitPart) ([]offsetstore.Commit, map[tp]int16) {
+func (s *Server) checkCommits(parts []commitPart) ([]offsetstore.Commit, map[offsetstore.TopicPartition]int16) {
 	var commits []offsetstore.Commit
-	codes := map[tp]int16{}
+	codes := map[offsetstore.TopicPartition]int16{}
 	for _, p := range parts {
-		k := tp{Topic: p.topic, Partition: p.partition}
+		k := offsetstore.TopicPartition{Topic: p.topic, Partition: p.partition}
 		switch {
 		case !s.partitionExists(p.topic, p.partition):
 			codes[k] = kerr.UnknownTopicOrPartition.Code
 		case p.metadata != nil && len(*p.metadata) > offsetstore.MaxMetadataBytes:
 			codes[k] = kerr.OffsetMetadataTooLarge.Code
 		default:
-			c := committed{Offset: p.offset, LeaderEpoch: p.leaderEpoch}
+			c := offsetstore.Committed{Offset: p.offset, LeaderEpoch: p.leaderEpoch}
 			if p.metadata != nil {
 				c.Metadata = *p.metadata
 			}

@@ -17,6 +17,7 @@ package serve
 import (
 	"sort"
 
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -89,7 +90,7 @@ type reqTopic struct {
 
 type partOffset struct {
 	part int32
-	c    committed
+	c    offsetstore.Committed
 	code int16
 }
 
@@ -105,7 +106,7 @@ type topicOffsets struct {
 // transaction.
 func (cn *conn) offsetsFor(group string, topics []reqTopic, all, stable bool) []topicOffsets {
 	got, pending := cn.s.groups.fetchOffsetsStable(group)
-	none := committed{Offset: -1, LeaderEpoch: -1}
+	none := offsetstore.Committed{Offset: -1, LeaderEpoch: -1}
 	var out []topicOffsets
 	if all {
 		by := map[string][]partOffset{}
@@ -121,7 +122,7 @@ func (cn *conn) offsetsFor(group string, topics []reqTopic, all, stable bool) []
 		for _, t := range topics {
 			to := topicOffsets{topic: t.topic}
 			for _, p := range t.parts {
-				c, ok := got[tp{Topic: t.topic, Partition: p}]
+				c, ok := got[offsetstore.TopicPartition{Topic: t.topic, Partition: p}]
 				if !ok {
 					c = none
 				}
@@ -133,7 +134,7 @@ func (cn *conn) offsetsFor(group string, topics []reqTopic, all, stable bool) []
 	if stable {
 		for i := range out {
 			for j, p := range out[i].parts {
-				if pending[tp{Topic: out[i].topic, Partition: p.part}] {
+				if pending[offsetstore.TopicPartition{Topic: out[i].topic, Partition: p.part}] {
 					out[i].parts[j] = partOffset{part: p.part, c: none, code: kerr.UnstableOffsetCommit.Code}
 				}
 			}

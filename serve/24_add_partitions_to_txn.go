@@ -13,6 +13,7 @@ package serve
 //     finds outside its transaction (KIP-890).
 
 import (
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -23,13 +24,13 @@ func init() { register(24, 0, 5, (*conn).handleAddPartitionsToTxn) }
 // UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED
 // (KafkaApis), else the coordinator's code for all (or, verify-only, per
 // partition).
-func (cn *conn) addPartitionsOne(key int16, id string, pid int64, epoch int16, verify bool, topics map[string][]int32, order []string) (map[tp]int16, error) {
-	out := map[tp]int16{}
-	var parts []tp
+func (cn *conn) addPartitionsOne(key int16, id string, pid int64, epoch int16, verify bool, topics map[string][]int32, order []string) (map[offsetstore.TopicPartition]int16, error) {
+	out := map[offsetstore.TopicPartition]int16{}
+	var parts []offsetstore.TopicPartition
 	unknown := false
 	for _, t := range order {
 		for _, n := range topics[t] {
-			p := tp{Topic: t, Partition: n}
+			p := offsetstore.TopicPartition{Topic: t, Partition: n}
 			parts = append(parts, p)
 			if cn.s.lookup(t, n) == nil {
 				out[p] = kerr.UnknownTopicOrPartition.Code
@@ -47,11 +48,11 @@ func (cn *conn) addPartitionsOne(key int16, id string, pid int64, epoch int16, v
 	}
 	c := cn.s.groups
 	if verify {
-		res, err := c.call(cn, key, map[tp]int16(nil), func(w *waiter) { w.answer(c.verifyPartitions(id, pid, epoch, parts)) })
+		res, err := c.call(cn, key, map[offsetstore.TopicPartition]int16(nil), func(w *waiter) { w.answer(c.verifyPartitions(id, pid, epoch, parts)) })
 		if err != nil {
 			return nil, err
 		}
-		if m, _ := res.(map[tp]int16); m != nil {
+		if m, _ := res.(map[offsetstore.TopicPartition]int16); m != nil {
 			return m, nil
 		}
 		for _, p := range parts {
@@ -93,7 +94,7 @@ func (cn *conn) handleAddPartitionsToTxn(r *kmsg.AddPartitionsToTxnRequest) (kms
 			rt.Topic = t
 			for _, n := range topics[t] {
 				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = n, fencedFor(codes[tp{Topic: t, Partition: n}], r.Version, 2)
+				rp.Partition, rp.ErrorCode = n, fencedFor(codes[offsetstore.TopicPartition{Topic: t, Partition: n}], r.Version, 2)
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -119,7 +120,7 @@ func (cn *conn) handleAddPartitionsToTxn(r *kmsg.AddPartitionsToTxnRequest) (kms
 			rt.Topic = t
 			for _, n := range topics[t] {
 				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
-				rp.Partition, rp.ErrorCode = n, codes[tp{Topic: t, Partition: n}]
+				rp.Partition, rp.ErrorCode = n, codes[offsetstore.TopicPartition{Topic: t, Partition: n}]
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			rtx.Topics = append(rtx.Topics, rt)

@@ -27,10 +27,10 @@ func (cn *conn) handleAddOffsetsToTxn(r *kmsg.AddOffsetsToTxnRequest) (kmsg.Resp
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp, nil
 	}
-	off := tp{Topic: offsetstore.Topic, Partition: offsetstore.Partition(r.Group)}
+	off := offsetstore.TopicPartition{Topic: offsetstore.Topic, Partition: offsetstore.Partition(r.Group)}
 	c := cn.s.groups
 	res, err := c.call(cn, r.Key(), kerr.CoordinatorNotAvailable.Code, func(w *waiter) {
-		c.addPartitions(r.TransactionalID, r.ProducerID, r.ProducerEpoch, []tp{off}, func(code int16) { w.answer(code) })
+		c.addPartitions(r.TransactionalID, r.ProducerID, r.ProducerEpoch, []offsetstore.TopicPartition{off}, func(code int16) { w.answer(code) })
 		c.park(w, r.TransactionalID, "")
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ package serve
 //   - v6 (topic ids) is not served.
 
 import (
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -56,7 +57,7 @@ func (cn *conn) handleTxnOffsetCommit(r *kmsg.TxnOffsetCommitRequest) (kmsg.Resp
 		for _, p := range t.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			if c, ok := codes[tp{Topic: t.Topic, Partition: p.Partition}]; ok {
+			if c, ok := codes[offsetstore.TopicPartition{Topic: t.Topic, Partition: p.Partition}]; ok {
 				rp.ErrorCode = c
 			} else {
 				rp.ErrorCode = code

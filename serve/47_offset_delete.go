@@ -6,6 +6,7 @@ package serve
 //   - v0: a group's committed offsets of the named partitions (KIP-496).
 
 import (
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -19,11 +20,11 @@ func init() { register(47, 0, 0, (*conn).handleOffsetDelete) }
 func (cn *conn) handleOffsetDelete(r *kmsg.OffsetDeleteRequest) (kmsg.Response, error) {
 	resp := r.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	req := map[string][]int32{}
-	unknown := map[tp]bool{}
+	unknown := map[offsetstore.TopicPartition]bool{}
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
 			if !cn.s.topicExists(t.Topic) {
-				unknown[tp{Topic: t.Topic, Partition: p.Partition}] = true
+				unknown[offsetstore.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = true
 				continue
 			}
 			req[t.Topic] = append(req[t.Topic], p.Partition)
@@ -46,7 +47,7 @@ func (cn *conn) handleOffsetDelete(r *kmsg.OffsetDeleteRequest) (kmsg.Response, 
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
-			k := tp{Topic: t.Topic, Partition: p.Partition}
+			k := offsetstore.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			if unknown[k] {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else {

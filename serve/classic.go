@@ -1166,7 +1166,7 @@ func (c *coordinator) writeCommit(groupID, id string, commits []offsetstore.Comm
 			return
 		}
 		if c.offsets[groupID] == nil {
-			c.offsets[groupID] = map[tp]committed{}
+			c.offsets[groupID] = map[offsetstore.TopicPartition]offsetstore.Committed{}
 		}
 		for _, cm := range commits {
 			c.offsets[groupID][cm.TopicPartition] = cm.Committed
@@ -1199,8 +1199,8 @@ func (c *coordinator) validateCommit(g *group, id string, instanceID *string, ge
 
 // fetchOffsetsStable returns a copy of a group's committed offsets and the
 // partitions an open transaction holds an offset for (unstableOffset).
-func (c *coordinator) fetchOffsetsStable(groupID string) (map[tp]committed, map[tp]bool) {
-	out, pending := map[tp]committed{}, map[tp]bool{}
+func (c *coordinator) fetchOffsetsStable(groupID string) (map[offsetstore.TopicPartition]offsetstore.Committed, map[offsetstore.TopicPartition]bool) {
+	out, pending := map[offsetstore.TopicPartition]offsetstore.Committed{}, map[offsetstore.TopicPartition]bool{}
 	c.do(func() {
 		for k, v := range c.offsets[groupID] {
 			out[k] = v
@@ -1215,8 +1215,8 @@ func (c *coordinator) fetchOffsetsStable(groupID string) (map[tp]committed, map[
 }
 
 // fetchOffsets returns a copy of a group's committed offsets.
-func (c *coordinator) fetchOffsets(groupID string) map[tp]committed {
-	out := map[tp]committed{}
+func (c *coordinator) fetchOffsets(groupID string) map[offsetstore.TopicPartition]offsetstore.Committed {
+	out := map[offsetstore.TopicPartition]offsetstore.Committed{}
 	c.do(func() {
 		for k, v := range c.offsets[groupID] {
 			out[k] = v

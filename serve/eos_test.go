@@ -91,7 +91,7 @@ func TestKgoExactlyOnce(t *testing.T) {
 	if strings.Join(got, ",") != "V0,V1,V2,V3,V4,V5" {
 		t.Errorf("out read_committed: %v", got)
 	}
-	if o := s.groups.fetchOffsets("eos-group")[tp{Topic: "in", Partition: 0}]; o.Offset != 6 {
+	if o := s.groups.fetchOffsets("eos-group")[offsetstore.TopicPartition{Topic: "in", Partition: 0}]; o.Offset != 6 {
 		t.Errorf("committed offset %d, want 6", o.Offset)
 	}
 	if err := s.Close(); err != nil {
@@ -104,7 +104,7 @@ func TestKgoExactlyOnce(t *testing.T) {
 	if err := st.Load(dir); err != nil {
 		t.Fatal(err)
 	}
-	if o := st.Offsets["eos-group"][tp{Topic: "in", Partition: 0}]; o.Offset != 6 {
+	if o := st.Offsets["eos-group"][offsetstore.TopicPartition{Topic: "in", Partition: 0}]; o.Offset != 6 {
 		t.Errorf("__consumer_offsets loads offset %d, want 6", o.Offset)
 	}
 }

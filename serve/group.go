@@ -46,7 +46,7 @@ type coordinator struct {
 
 	// Owned by the loop.
 	groups   map[string]*group
-	offsets  map[string]map[tp]committed
+	offsets  map[string]map[offsetstore.TopicPartition]offsetstore.Committed
 	deferred []func()
 	stopped  bool
 	cleanup  Timer
@@ -64,7 +64,7 @@ type coordinator struct {
 	txnLog     *txnLog
 	allocPID   func() int64
 	txns       map[string]*txnMeta
-	txnOffsets map[int64]map[string]map[tp]committed // by producer id, group
+	txnOffsets map[int64]map[string]map[offsetstore.TopicPartition]offsetstore.Committed // by producer id, group
 	txnTimer   Timer
 }
 
@@ -118,12 +118,6 @@ type diskWrite struct {
 	done func(error)
 }
 
-// tp is a topic partition.
-type tp = offsetstore.TopicPartition
-
-// committed is one committed offset.
-type committed = offsetstore.Committed
-
 // errClientGone ends a connection whose client hung up while its request
 // was parked.
 var errClientGone = errors.New("client closed the connection while its request was parked")
@@ -159,7 +153,7 @@ func newCoordinator(s *Server) (*coordinator, error) {
 		wake: make(chan struct{}, 1), written: make(chan struct{}),
 		groups: map[string]*group{}, offsets: st.Offsets, cgroups: map[string]*cgroup{},
 		cgSessionTimeout: s.cfg.ConsumerSessionTimeout, cgInterval: s.cfg.ConsumerHeartbeatInterval, cgMaxSize: s.cfg.ConsumerGroupMaxSize,
-		srv: s, allocPID: s.allocPID, txns: map[string]*txnMeta{}, txnOffsets: map[int64]map[string]map[tp]committed{}}
+		srv: s, allocPID: s.allocPID, txns: map[string]*txnMeta{}, txnOffsets: map[int64]map[string]map[offsetstore.TopicPartition]offsetstore.Committed{}}
 	if c.cap, err = newStateCap(s.cfg, store); err != nil {
 		store.Close()
 		return nil, err

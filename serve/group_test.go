@@ -169,8 +169,8 @@ func TestOffsetsFromArchivedLogDir(t *testing.T) {
 	copyPartition(t, filepath.Join("..", "testdata", "segments", "kafka-written", "coordinator", "__consumer_offsets-0"), filepath.Join(dir, "__consumer_offsets-0"))
 	s, _ := startServer(t, Config{LogDir: dir})
 	got := s.groups.fetchOffsets("group-1")
-	if got[tp{Topic: "orders", Partition: 0}].Offset != 42 || got[tp{Topic: "orders", Partition: 0}].LeaderEpoch != 5 ||
-		got[tp{Topic: "orders", Partition: 0}].Metadata != "meta" || got[tp{Topic: "payments", Partition: 1}].Offset != 7 {
+	if got[offsetstore.TopicPartition{Topic: "orders", Partition: 0}].Offset != 42 || got[offsetstore.TopicPartition{Topic: "orders", Partition: 0}].LeaderEpoch != 5 ||
+		got[offsetstore.TopicPartition{Topic: "orders", Partition: 0}].Metadata != "meta" || got[offsetstore.TopicPartition{Topic: "payments", Partition: 1}].Offset != 7 {
 		t.Errorf("group-1 offsets: %+v", got)
 	}
 	if len(s.groups.fetchOffsets("old")) != 0 {
@@ -467,7 +467,7 @@ func TestCommitWrittenOutsideTheLoop(t *testing.T) {
 	if err := st.Load(state); err != nil {
 		t.Fatal(err)
 	}
-	if c := st.Offsets["cw"][tp{Topic: "none", Partition: 0}]; c.Offset != 17 || c.CommitTimestamp != clock.Now().UnixMilli() {
+	if c := st.Offsets["cw"][offsetstore.TopicPartition{Topic: "none", Partition: 0}]; c.Offset != 17 || c.CommitTimestamp != clock.Now().UnixMilli() {
 		t.Fatalf("stored commit %+v, want offset 17 at %d (the coordinator's clock)", c, clock.Now().UnixMilli())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -148,7 +149,7 @@ func (c *coordinator) deleteGroups(names []string, w *waiter) {
 	left := len(del)
 	for _, i := range del {
 		i, name := i, names[i]
-		var tps []tp
+		var tps []offsetstore.TopicPartition
 		for k := range c.offsets[name] {
 			tps = append(tps, k)
 		}
@@ -197,7 +198,7 @@ func (c *coordinator) deleteGroups(names []string, w *waiter) {
 // code per partition asked for.
 type offsetDeleteResult struct {
 	code  int16
-	codes map[tp]int16
+	codes map[offsetstore.TopicPartition]int16
 }
 
 // deleteOffsets is OffsetMetadataManager.deleteOffsets: a group that is
@@ -205,16 +206,15 @@ type offsetDeleteResult struct {
 // subscribe to (GROUP_SUBSCRIBED_TO_TOPIC); a partition without a
 // committed offset is answered without error.
 func (c *coordinator) deleteOffsets(group string, req map[string][]int32, w *waiter) {
-	type result = offsetDeleteResult
 	g := c.groups[group]
 	cg := c.cgroups[group]
 	_, hasOffsets := c.offsets[group]
 	switch {
 	case group == "":
-		w.answer(result{code: kerr.InvalidGroupID.Code})
+		w.answer(offsetDeleteResult{code: kerr.InvalidGroupID.Code})
 		return
 	case g == nil && cg == nil && !hasOffsets:
-		w.answer(result{code: kerr.GroupIDNotFound.Code})
+		w.answer(offsetDeleteResult{code: kerr.GroupIDNotFound.Code})
 		return
 	}
 	empty := (g == nil || (g.state == groupEmpty && len(g.members) == 0)) && (cg == nil || len(cg.members) == 0)
@@ -229,16 +229,16 @@ func (c *coordinator) deleteOffsets(group string, req map[string][]int32, w *wai
 		var ok bool
 		if subscribed, ok = g.subscribedTopics(); !ok {
 			if g.protocolType != "consumer" {
-				w.answer(result{code: kerr.NonEmptyGroup.Code})
+				w.answer(offsetDeleteResult{code: kerr.NonEmptyGroup.Code})
 				return
 			}
 		}
 	}
-	codes := map[tp]int16{}
-	var tps []tp
+	codes := map[offsetstore.TopicPartition]int16{}
+	var tps []offsetstore.TopicPartition
 	for topic, parts := range req {
 		for _, p := range parts {
-			k := tp{Topic: topic, Partition: p}
+			k := offsetstore.TopicPartition{Topic: topic, Partition: p}
 			switch {
 			case !empty && (subscribed == nil || subscribed[topic]):
 				codes[k] = kerr.GroupSubscribedToTopic.Code
@@ -251,18 +251,18 @@ func (c *coordinator) deleteOffsets(group string, req map[string][]int32, w *wai
 		}
 	}
 	if len(tps) == 0 {
-		w.answer(result{codes: codes})
+		w.answer(offsetDeleteResult{codes: codes})
 		return
 	}
 	c.write(func() error { return c.store.DeleteOffsets(group, tps) }, func(err error) {
 		if err != nil {
-			w.answer(result{code: storeError(err)})
+			w.answer(offsetDeleteResult{code: storeError(err)})
 			return
 		}
 		for _, k := range tps {
 			delete(c.offsets[group], k)
 		}
-		w.answer(result{codes: codes})
+		w.answer(offsetDeleteResult{codes: codes})
 	})
 	c.park(w, group, "")
 }

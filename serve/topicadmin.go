@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
 )
 
@@ -214,7 +215,7 @@ func (c *coordinator) deleteTopicOffsets(topics []string, w *waiter) {
 	}
 	left := 0
 	for group, offs := range c.offsets {
-		var tps []tp
+		var tps []offsetstore.TopicPartition
 		for k := range offs {
 			if gone[k.Topic] {
 				tps = append(tps, k)

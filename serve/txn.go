@@ -81,7 +81,7 @@ type txnMeta struct {
 	state                 txnStatus
 	pending               txnStatus
 	hasPending            bool
-	parts                 map[tp]struct{}
+	parts                 map[offsetstore.TopicPartition]struct{}
 	start, lastUpdate     int64
 	tv                    int16 // the client's transaction version
 }
@@ -92,7 +92,7 @@ type txnTransit struct {
 	epoch, lastEpoch      int16
 	timeoutMs             int32
 	state                 txnStatus
-	parts                 map[tp]struct{}
+	parts                 map[offsetstore.TopicPartition]struct{}
 	start, lastUpdate     int64
 	tv                    int16
 }
@@ -101,14 +101,14 @@ type txnTransit struct {
 // Short.MaxValue-1 or more leaves none for fencing.
 func epochExhausted(e int16) bool { return e >= 32766 }
 
-func (m *txnMeta) prepare(state txnStatus, pid, nextPID int64, epoch, lastEpoch int16, timeoutMs int32, parts map[tp]struct{}, start, now int64, tv int16) *txnTransit {
+func (m *txnMeta) prepare(state txnStatus, pid, nextPID int64, epoch, lastEpoch int16, timeoutMs int32, parts map[offsetstore.TopicPartition]struct{}, start, now int64, tv int16) *txnTransit {
 	m.pending, m.hasPending = state, true
 	return &txnTransit{pid: pid, prevPID: m.pid, nextPID: nextPID, epoch: epoch, lastEpoch: lastEpoch, timeoutMs: timeoutMs,
 		state: state, parts: parts, start: start, lastUpdate: now, tv: tv}
 }
 
-func copyParts(ps map[tp]struct{}) map[tp]struct{} {
-	out := make(map[tp]struct{}, len(ps))
+func copyParts(ps map[offsetstore.TopicPartition]struct{}) map[offsetstore.TopicPartition]struct{} {
+	out := make(map[offsetstore.TopicPartition]struct{}, len(ps))
 	for k := range ps {
 		out[k] = struct{}{}
 	}
@@ -135,7 +135,7 @@ func (m *txnMeta) prepareIncrement(timeoutMs int32, expected *int16, now int64) 
 			return nil, kerr.ProducerFenced.Code
 		}
 	}
-	return m.prepare(txnEmpty, m.pid, -1, next, last, timeoutMs, map[tp]struct{}{}, -1, now, 0), 0
+	return m.prepare(txnEmpty, m.pid, -1, next, last, timeoutMs, map[offsetstore.TopicPartition]struct{}{}, -1, now, 0), 0
 }
 
 // prepareRotation is prepareProducerIdRotation.
@@ -144,11 +144,11 @@ func (m *txnMeta) prepareRotation(pid int64, timeoutMs int32, now int64, recordL
 	if recordLast {
 		last = m.epoch
 	}
-	return m.prepare(txnEmpty, pid, -1, 0, last, timeoutMs, map[tp]struct{}{}, -1, now, 0)
+	return m.prepare(txnEmpty, pid, -1, 0, last, timeoutMs, map[offsetstore.TopicPartition]struct{}{}, -1, now, 0)
 }
 
 // prepareAdd is prepareAddPartitions.
-func (m *txnMeta) prepareAdd(add []tp, now int64) *txnTransit {
+func (m *txnMeta) prepareAdd(add []offsetstore.TopicPartition, now int64) *txnTransit {
 	start := m.start
 	if m.state == txnEmpty || m.state == txnCompleteAbort || m.state == txnCompleteCommit {
 		start = now
@@ -180,7 +180,7 @@ func (m *txnMeta) prepareComplete(now int64) *txnTransit {
 	if m.tv >= 2 && m.nextPID != -1 {
 		pid, epoch = m.nextPID, 0
 	}
-	return m.prepare(state, pid, -1, epoch, m.epoch, m.timeoutMs, map[tp]struct{}{}, m.start, now, m.tv)
+	return m.prepare(state, pid, -1, epoch, m.epoch, m.timeoutMs, map[offsetstore.TopicPartition]struct{}{}, m.start, now, m.tv)
 }
 
 // complete is completeTransitionTo, once t's record is written.
@@ -197,7 +197,7 @@ func (m *txnMeta) complete(t *txnTransit) {
 		}
 	case txnCompleteCommit, txnCompleteAbort:
 		m.start = t.start
-		m.parts = map[tp]struct{}{}
+		m.parts = map[offsetstore.TopicPartition]struct{}{}
 		if t.tv >= 2 {
 			m.epoch, m.lastEpoch, m.prevPID, m.pid, m.nextPID = t.epoch, t.lastEpoch, t.prevPID, t.pid, t.nextPID
 		}
@@ -267,7 +267,7 @@ func (c *coordinator) initProducerID(id string, timeoutMs int32, expected *txnRe
 	m := c.txns[id]
 	if m == nil {
 		m = &txnMeta{id: id, pid: c.allocPID(), prevPID: -1, nextPID: -1, epoch: -1, lastEpoch: -1, timeoutMs: timeoutMs,
-			state: txnEmpty, parts: map[tp]struct{}{}, start: -1, lastUpdate: now}
+			state: txnEmpty, parts: map[offsetstore.TopicPartition]struct{}{}, start: -1, lastUpdate: now}
 		c.txns[id] = m
 	}
 	if m.hasPending {
@@ -339,7 +339,7 @@ func (c *coordinator) checkTxn(id string, pid int64, epoch int16) (*txnMeta, int
 
 // addPartitions is handleAddPartitionsToTransaction: done is called on
 // the loop with the code, after the record when one is written.
-func (c *coordinator) addPartitions(id string, pid int64, epoch int16, parts []tp, done func(code int16)) {
+func (c *coordinator) addPartitions(id string, pid int64, epoch int16, parts []offsetstore.TopicPartition, done func(code int16)) {
 	m, code := c.checkTxn(id, pid, epoch)
 	if code != 0 {
 		done(code)
@@ -363,8 +363,8 @@ func (c *coordinator) addPartitions(id string, pid int64, epoch int16, parts []t
 // verifyPartitions is handleVerifyPartitionsInTransaction (AddPartitionsToTxn
 // v5's verify-only form): each partition is NONE when it is in the
 // transaction, else TRANSACTION_ABORTABLE.
-func (c *coordinator) verifyPartitions(id string, pid int64, epoch int16, parts []tp) map[tp]int16 {
-	out := make(map[tp]int16, len(parts))
+func (c *coordinator) verifyPartitions(id string, pid int64, epoch int16, parts []offsetstore.TopicPartition) map[offsetstore.TopicPartition]int16 {
+	out := make(map[offsetstore.TopicPartition]int16, len(parts))
 	m := c.txns[id]
 	code := int16(0)
 	switch {
@@ -397,13 +397,13 @@ func (c *coordinator) verifyPartitions(id string, pid int64, epoch int16, parts 
 // the partition is added to the transaction implicitly (KIP-890), before
 // it is verified (KIP-890 part 1: a partition the transaction does not
 // hold is INVALID_TXN_STATE... TRANSACTION_ABORTABLE for v11+).
-func (c *coordinator) produceCheck(id string, pid int64, epoch int16, p tp, add bool, version int16, w *waiter) {
+func (c *coordinator) produceCheck(id string, pid int64, epoch int16, p offsetstore.TopicPartition, add bool, version int16, w *waiter) {
 	if add {
-		c.addPartitions(id, pid, epoch, []tp{p}, func(code int16) { w.answer(code) })
+		c.addPartitions(id, pid, epoch, []offsetstore.TopicPartition{p}, func(code int16) { w.answer(code) })
 		c.park(w, id, "")
 		return
 	}
-	code := c.verifyPartitions(id, pid, epoch, []tp{p})[p]
+	code := c.verifyPartitions(id, pid, epoch, []offsetstore.TopicPartition{p})[p]
 	if code == kerr.TransactionAbortable.Code && version < 11 {
 		code = kerr.InvalidTxnState.Code
 	}
@@ -504,7 +504,7 @@ func (c *coordinator) endTxn(id string, pid int64, epoch int16, commit, fromClie
 // stays in its Prepare state meanwhile.
 func (c *coordinator) sendMarkers(m *txnMeta, commit bool) {
 	pid, epoch := m.pid, m.epoch
-	parts := make([]tp, 0, len(m.parts))
+	parts := make([]offsetstore.TopicPartition, 0, len(m.parts))
 	for p := range m.parts {
 		parts = append(parts, p)
 	}
@@ -526,7 +526,7 @@ func (c *coordinator) sendMarkers(m *txnMeta, commit bool) {
 
 // writeMarkers runs on the writer. The appender tells each partition's
 // model, which moves its last stable offset and wakes its long polls.
-func (c *coordinator) writeMarkers(parts []tp, pid int64, epoch int16, commit bool) error {
+func (c *coordinator) writeMarkers(parts []offsetstore.TopicPartition, pid int64, epoch int16, commit bool) error {
 	for _, p := range parts {
 		if p.Topic == offsetstore.Topic {
 			if err := c.store.EndTxn(p.Partition, pid, epoch, commit, txnCoordinatorEpoch); err != nil {
@@ -566,7 +566,7 @@ func (c *coordinator) applyTxnOffsets(pid int64, commit bool) {
 	}
 	for group, offs := range byGroup {
 		if c.offsets[group] == nil {
-			c.offsets[group] = map[tp]committed{}
+			c.offsets[group] = map[offsetstore.TopicPartition]offsetstore.Committed{}
 		}
 		for k, v := range offs {
 			c.offsets[group][k] = v
@@ -608,7 +608,7 @@ func (c *coordinator) txnOffsetCommit(version int16, txnID, groupID string, pid 
 		w.answer(kerr.IllegalGeneration.Code)
 		return
 	}
-	off := tp{Topic: offsetstore.Topic, Partition: offsetstore.Partition(groupID)}
+	off := offsetstore.TopicPartition{Topic: offsetstore.Topic, Partition: offsetstore.Partition(groupID)}
 	write := func() {
 		now := c.clock.Now().UnixMilli()
 		for i := range commits {
@@ -621,11 +621,11 @@ func (c *coordinator) txnOffsetCommit(version int16, txnID, groupID string, pid 
 			}
 			byGroup := c.txnOffsets[pid]
 			if byGroup == nil {
-				byGroup = map[string]map[tp]committed{}
+				byGroup = map[string]map[offsetstore.TopicPartition]offsetstore.Committed{}
 				c.txnOffsets[pid] = byGroup
 			}
 			if byGroup[groupID] == nil {
-				byGroup[groupID] = map[tp]committed{}
+				byGroup[groupID] = map[offsetstore.TopicPartition]offsetstore.Committed{}
 			}
 			for _, cm := range commits {
 				byGroup[groupID][cm.TopicPartition] = cm.Committed
@@ -636,7 +636,7 @@ func (c *coordinator) txnOffsetCommit(version int16, txnID, groupID string, pid 
 	if version >= 5 {
 		// Transactions v2: the group coordinator adds its partition
 		// to the transaction (there is no AddOffsetsToTxn).
-		c.addPartitions(txnID, pid, epoch, []tp{off}, func(code int16) {
+		c.addPartitions(txnID, pid, epoch, []offsetstore.TopicPartition{off}, func(code int16) {
 			if code != 0 {
 				w.answer(code)
 				return

@@ -11,6 +11,7 @@ import (
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/internaltopic"
+	"github.com/klog-dev/klog/offsetstore"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 )
@@ -146,11 +147,11 @@ func loadTxnSegment(path string, out map[string]*txnMeta) error {
 			}
 			m := &txnMeta{id: k.TransactionalID, pid: v.ProducerID, prevPID: v.PreviousProducerID, nextPID: v.NextProducerID,
 				epoch: v.ProducerEpoch, lastEpoch: -1, timeoutMs: v.TransactionTimeoutMs, state: txnStatus(v.TransactionStatus),
-				parts: map[tp]struct{}{}, start: v.StartTimestampMs, lastUpdate: v.LastUpdateTimestampMs, tv: v.ClientTransactionVersion}
+				parts: map[offsetstore.TopicPartition]struct{}{}, start: v.StartTimestampMs, lastUpdate: v.LastUpdateTimestampMs, tv: v.ClientTransactionVersion}
 			if m.state != txnEmpty {
 				for _, tps := range v.Partitions {
 					for _, n := range tps.PartitionIDs {
-						m.parts[tp{Topic: tps.Topic, Partition: n}] = struct{}{}
+						m.parts[offsetstore.TopicPartition{Topic: tps.Topic, Partition: n}] = struct{}{}
 					}
 				}
 			}

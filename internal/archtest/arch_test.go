@@ -465,3 +465,17 @@ func TestTailReadsThroughTheModel(t *testing.T) {
 		})
 	})
 }
+
+// TestNoTypeAliases: a type has one name. An alias (type A = B) shows one
+// type under two names, so a reader of one file cannot tell it is the
+// type another file names; issue 22 removed the last eight.
+func TestNoTypeAliases(t *testing.T) {
+	goFiles(t, func(rel string, fset *token.FileSet, f *ast.File) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok && ts.Assign.IsValid() {
+				t.Errorf("%s: type %s is an alias: name the type itself", fset.Position(ts.Pos()), ts.Name.Name)
+			}
+			return true
+		})
+	})
+}
