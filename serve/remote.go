@@ -2,7 +2,7 @@ package serve
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/partition"
@@ -32,7 +32,7 @@ func (s *Server) loadRemote() error {
 	if md, err := tiered.MetadataDirs([]string{s.cfg.LogDir}); err == nil && len(md) > 0 {
 		lin = tiered.NewLineage()
 		if err := tiered.ReadMetadata(ctx, md, lin); err != nil {
-			return errors.New("serve: " + err.Error())
+			return fmt.Errorf("serve: %w", err)
 		}
 	}
 	served := func(tp tiered.TopicPartition) *part {
@@ -56,7 +56,7 @@ func (s *Server) loadRemote() error {
 			return nil
 		})
 	if err != nil {
-		return errors.New("serve: listing the remote tier: " + err.Error())
+		return fmt.Errorf("serve: listing the remote tier: %w", err)
 	}
 	return nil
 }

@@ -306,7 +306,7 @@ func internalTopic(name string) bool {
 func (s *Server) loadTopics() error {
 	ld, err := partition.OpenLogDir(s.cfg.LogDir)
 	if err != nil {
-		return errors.New("serve: " + err.Error())
+		return fmt.Errorf("serve: %w", err)
 	}
 	byTopic := map[string][]string{}
 	for _, p := range ld.Partitions {
