@@ -201,6 +201,12 @@ func (t *tailer) refresh(p *part) error {
 		t.dropLog(p)
 		v = partition.View{CheckpointHighWatermark: p.hw}
 		if err := t.w.Add(p.dir); err != nil {
+			if _, serr := os.Stat(p.dir); serr != nil {
+				// The directory followed its segments (rm -r
+				// removes the files first): gone, not trouble.
+				t.checkGone(p)
+				return nil
+			}
 			return err
 		}
 	default:
