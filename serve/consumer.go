@@ -303,6 +303,18 @@ func (c *coordinator) writeRecords(r *cgRecords, done func(error)) {
 	c.write(func() error { return c.store.StoreRecords(name, kvs, now) }, done)
 }
 
+// answerWritten answers a heartbeat with res once the group's records
+// are written, or with the store's error if they could not be.
+func (c *coordinator) answerWritten(w *waiter, rec *cgRecords, res cgResult) {
+	c.writeRecords(rec, func(err error) {
+		if err != nil {
+			w.answer(cgResult{code: storeError(err), msg: "The coordinator could not write the group's records."})
+			return
+		}
+		w.answer(res)
+	})
+}
+
 // consumerMembers counts the members of every consumer group.
 func (c *coordinator) consumerMembers() int {
 	n := 0
@@ -438,13 +450,7 @@ func (c *coordinator) consumerGroupHeartbeat(r cgHeartbeat, w *waiter) {
 	if full || !before.assigned.equal(m.assigned) {
 		res.assignment, res.sent = m.assigned, true
 	}
-	c.writeRecords(rec, func(err error) {
-		if err != nil {
-			w.answer(cgResult{code: storeError(err), msg: "The coordinator could not write the group's records."})
-			return
-		}
-		w.answer(res)
-	})
+	c.answerWritten(w, rec, res)
 	c.park(w, g.name, m.id)
 }
 
@@ -879,13 +885,7 @@ func (c *coordinator) consumerGroupLeave(r cgHeartbeat, w *waiter) {
 			c.cgFence(g, m, rec)
 		}
 	}
-	c.writeRecords(rec, func(err error) {
-		if err != nil {
-			w.answer(cgResult{code: storeError(err), msg: "The coordinator could not write the group's records."})
-			return
-		}
-		w.answer(res)
-	})
+	c.answerWritten(w, rec, res)
 	c.park(w, g.name, r.memberID)
 }
 

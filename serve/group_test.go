@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/internaltopic"
 	"github.com/klog-dev/klog/offsetstore"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -166,7 +167,7 @@ func TestKgoGroupRestartResume(t *testing.T) {
 // committed here; tombstones delete.
 func TestOffsetsFromArchivedLogDir(t *testing.T) {
 	dir := fixtureLogDir(t, "none-0")
-	copyPartition(t, filepath.Join("..", "testdata", "segments", "kafka-written", "coordinator", "__consumer_offsets-0"), filepath.Join(dir, "__consumer_offsets-0"))
+	klogtest.CopyPartition(t, filepath.Join("..", "testdata", "segments", "kafka-written", "coordinator", "__consumer_offsets-0"), filepath.Join(dir, "__consumer_offsets-0"))
 	s, _ := startServer(t, Config{LogDir: dir})
 	got := s.groups.fetchOffsets("group-1")
 	if got[offsetstore.TopicPartition{Topic: "orders", Partition: 0}].Offset != 42 || got[offsetstore.TopicPartition{Topic: "orders", Partition: 0}].LeaderEpoch != 5 ||

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/ndjson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -42,31 +42,6 @@ var fixtureTopics = map[string]string{
 	"multi-2":    "kafka-written/v2-lz4",
 }
 
-// copyPartition copies a fixture partition's data files (not the oracle
-// .txt files) into dst.
-func copyPartition(t testing.TB, src, dst string) {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	des, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, de := range des {
-		if de.IsDir() || strings.HasSuffix(de.Name(), ".txt") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, de.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, de.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // fixtureLogDir builds a log dir holding the named fixture topics.
 func fixtureLogDir(t testing.TB, names ...string) string {
 	t.Helper()
@@ -77,7 +52,7 @@ func fixtureLogDir(t testing.TB, names ...string) string {
 		}
 	}
 	for _, n := range names {
-		copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics[n]), filepath.Join(dir, n))
+		klogtest.CopyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics[n]), filepath.Join(dir, n))
 	}
 	return dir
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/internal/jsoncontract"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,8 +36,8 @@ import (
 // without a leader (LEADER_NOT_AVAILABLE), and the others are consumed.
 func TestPartialTopic(t *testing.T) {
 	dir := t.TempDir()
-	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-0"))
-	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-2"))
+	klogtest.CopyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-0"))
+	klogtest.CopyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-2"))
 	if _, err := New(Config{LogDir: dir}); err == nil {
 		t.Fatal("a read-only server without a state dir started")
 	}
@@ -360,8 +361,8 @@ func TestIdleTimeout(t *testing.T) {
 // some partitions of (t-0 and t-2) deletes those and skips the others.
 func TestDeletePartialTopic(t *testing.T) {
 	dir := t.TempDir()
-	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-0"))
-	copyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-2"))
+	klogtest.CopyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-0"))
+	klogtest.CopyPartition(t, filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"]), filepath.Join(dir, "t-2"))
 	_, addr := startServer(t, Config{LogDir: dir, Writable: true})
 	adm := kadm.NewClient(mustKgo(t, addr))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -17,8 +18,8 @@ import (
 func replayConfig(t testing.TB) ReplayConfig {
 	b1, b2 := t.TempDir(), t.TempDir()
 	src := filepath.Join("..", "testdata", "segments", fixtureTopics["none-0"])
-	copyPartition(t, src, filepath.Join(b1, "none-0"))
-	copyPartition(t, src, filepath.Join(b2, "none-1"))
+	klogtest.CopyPartition(t, src, filepath.Join(b1, "none-0"))
+	klogtest.CopyPartition(t, src, filepath.Join(b2, "none-1"))
 	return ReplayConfig{
 		Brokers: []ReplayBroker{
 			{ID: 1, LogDirs: []string{b1}, Replicas: []ReplayReplica{{"none", 0, filepath.Join(b1, "none-0")}}},

@@ -201,10 +201,9 @@ func (t *tailer) refresh(p *part) error {
 		t.dropLog(p)
 		v = partition.View{CheckpointHighWatermark: p.hw}
 		if err := t.w.Add(p.dir); err != nil {
-			if _, serr := os.Stat(p.dir); serr != nil {
-				// The directory followed its segments (rm -r
-				// removes the files first): gone, not trouble.
-				t.checkGone(p)
+			// The directory may have followed its segments (rm -r
+			// removes the files first): gone, not trouble.
+			if t.checkGone(p); t.parts[p.dir] != p {
 				return nil
 			}
 			return err
