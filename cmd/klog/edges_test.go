@@ -244,25 +244,47 @@ func TestSignals(t *testing.T) {
 		{syscall.SIGINT, 130, []string{"verify", many}},
 	} {
 		cmd := exec.Command(bin, c.args...)
-		cmd.Env = append(os.Environ(), "KLOG_SIGNAL_GRACE=5m")
+		cmd.Env = append(os.Environ(), "KLOG_SIGNAL_GRACE=5m", "KLOG_SIGNAL_ACK=1")
 		stdout, _ := cmd.StdoutPipe()
-		var errb strings.Builder
-		cmd.Stderr = &errb
+		stderr, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// stderr is read as it comes: klog's "signal received" says its
+		// context is cancelled.
+		var errb strings.Builder
+		acked, errDone := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(errDone)
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				errb.WriteString(sc.Text() + "\n")
+				if sc.Text() == "klog: signal received" {
+					close(acked)
+				}
+			}
+		}()
 		// The first line says klog is running with its handlers; not
 		// reading further holds it on a full pipe, so it is still
-		// running when the signal comes, however loaded the machine.
+		// running when the signal comes, however loaded the machine. It
+		// is let go on only once the signal has reached its context:
+		// before, it could finish the last files in the time the runtime
+		// took to deliver the signal, and exit 0.
 		br := bufio.NewReader(stdout)
 		first, err := br.ReadBytes('\n')
 		if err != nil {
-			t.Fatalf("%v: no output: %v\n%s", c.args, err, errb.String())
+			t.Fatalf("%v: no output: %v", c.args, err)
 		}
 		hang := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() }) // not stopping at all
 		cmd.Process.Signal(c.sig)
+		select {
+		case <-acked:
+		case <-errDone:
+			t.Fatalf("%v: stderr closed before klog said the signal was received", c.args)
+		}
 		rest, _ := io.ReadAll(br)
 		out := append(first, rest...)
+		<-errDone
 		cmd.Wait()
 		if !hang.Stop() {
 			t.Fatalf("%v: still running two minutes after %v", c.args, c.sig)

@@ -29,11 +29,23 @@ func grace() time.Duration {
 	return signalGrace
 }
 
+// signalAck, when KLOG_SIGNAL_ACK is set, is a line on stderr the moment a
+// signal has cancelled the command's context: the tests of the commands'
+// own stop wait for it before they let the command go on, so that the
+// command cannot finish in the time the runtime takes to hand it the
+// signal (a loaded machine delays that by tens of milliseconds).
+func signalAck() {
+	if os.Getenv("KLOG_SIGNAL_ACK") != "" {
+		os.Stderr.WriteString("klog: signal received\n")
+	}
+}
+
 func signalNotify(ch chan os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
 func signalStop(ch chan os.Signal)   { signal.Stop(ch) }
 
 func main() {
 	ctx, stop := signalContext(func(code int) {
+		signalAck()
 		time.AfterFunc(grace(), func() {
 			if signalStopsServer.Load() {
 				return // serve shuts down in its own time
