@@ -48,6 +48,11 @@ func TestAutoCreateFailureLeavesNoDirectory(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "t-0"), 0o755)
 	_, addr := startServer(t, Config{LogDir: dir, Writable: true})
 	w := dial(t, addr)
+	// The dial is complete once the kernel has the connection, before the
+	// server's accept: a request answered first makes sure the server
+	// holds its descriptor, or the accept itself meets EMFILE and waits
+	// out the whole test (the handler never runs; failed so in CI).
+	w.do(kmsg.NewPtrApiVersionsRequest())
 	md := func(name string) kmsg.MetadataResponseTopic {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version, req.AllowAutoTopicCreation = 12, true
