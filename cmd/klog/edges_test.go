@@ -273,7 +273,8 @@ func TestSignals(t *testing.T) {
 		br := bufio.NewReader(stdout)
 		first, err := br.ReadBytes('\n')
 		if err != nil {
-			t.Fatalf("%v: no output: %v", c.args, err)
+			<-errDone // stdout ended: klog is gone, and its stderr with it
+			t.Fatalf("%v: no output: %v\n%s", c.args, err, errb.String())
 		}
 		hang := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() }) // not stopping at all
 		cmd.Process.Signal(c.sig)
