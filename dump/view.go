@@ -23,11 +23,7 @@ func (d *dumper) reportViewProblem(b *format.Batch, r *format.Record) {
 	if !v.Decodes() || b.IsControl() || !v.DecodeFailed() {
 		return
 	}
-	c := v.Current()
-	field, err := "value", c.Value.Err
-	if c.Key.Err != nil {
-		field, err = "key", c.Key.Err
-	}
+	field, err := v.Current().DecodeFailure()
 	d.findings++
 	pe := &format.PosError{Kind: format.ErrCorrupt, Pos: b.Pos, Offset: r.Offset, Field: field, Msg: field + " does not decode: " + err.Error()}
 	d.r.problem(problemFromError(pe, verify.KindRecordDecode))

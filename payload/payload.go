@@ -33,11 +33,18 @@ type View struct {
 	Format recordfmt.Formatter
 	// Limit ends the run after that many records taken (0: no limit).
 	Limit int64
+	// OnDecodeFailure, when set, is called for each record Take keeps
+	// whose key or value did not decode as its format asks (a finding;
+	// the record is still printed, with its bytes), with the field that
+	// failed first ("key", then "value") and why. DecodeFailures counts
+	// them either way.
+	OnDecodeFailure func(r *Rec, field string, err error)
 
-	taken int64
-	cur   Rec
-	fr    recordfmt.Record
-	flt   filter.Record
+	taken    int64
+	failures int64
+	cur      Rec
+	fr       recordfmt.Record
+	flt      filter.Record
 }
 
 // Rec is the record Take left current and what it decoded to.
@@ -116,7 +123,35 @@ func (v *View) Take(topic string, partition int32, b *format.Batch, r *format.Re
 		}
 	}
 	v.taken++
+	if field, err := v.cur.DecodeFailure(); err != nil {
+		v.failures++
+		if v.OnDecodeFailure != nil {
+			v.OnDecodeFailure(&v.cur, field, err)
+		}
+	}
 	return true
+}
+
+// DecodeFailures is how many of the records Take kept did not decode as
+// their formats ask.
+func (v *View) DecodeFailures() int64 {
+	if v == nil {
+		return 0
+	}
+	return v.failures
+}
+
+// DecodeFailure says whether r's key or value did not decode as its format
+// asked: the field ("key" first, then "value") and why; nil when both did
+// (or nothing was asked).
+func (r *Rec) DecodeFailure() (field string, err error) {
+	switch {
+	case r.Key.Err != nil:
+		return "key", r.Key.Err
+	case r.Value.Err != nil:
+		return "value", r.Value.Err
+	}
+	return "", nil
 }
 
 // Current is the record the last Take kept.

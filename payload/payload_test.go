@@ -1,6 +1,8 @@
 package payload
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/klog-dev/klog/filter"
@@ -71,5 +73,40 @@ func TestViewDecodeFailure(t *testing.T) {
 	}
 	if got := string(AppendNote(nil, v.Current().Value)); got == "" {
 		t.Error("no note")
+	}
+}
+
+// TestViewDecodeFailures: OnDecodeFailure hears of each record Take keeps
+// whose key or value does not decode (the key first), and DecodeFailures
+// counts them; records left out by Where or the Limit, null values and
+// control records are not failures.
+func TestViewDecodeFailures(t *testing.T) {
+	where, err := filter.Parse(`offset != 3`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []format.Record{
+		{Offset: 0, Key: []byte(`"k"`), Value: []byte(`{"n":1}`)},
+		{Offset: 1, Key: []byte(`"k"`), Value: []byte(`not json`)},
+		{Offset: 2, Key: []byte(`{`), Value: []byte(`not json`)},
+		{Offset: 3, Key: []byte(`"k"`), Value: []byte(`not json`)},
+		{Offset: 4, Key: []byte(`"k"`)},
+		{Offset: 5, Key: []byte(`"k"`), Value: []byte(`not json`)},
+	}
+	var heard []string
+	v := &View{Decoder: schema.NewDecoder(nil), KeyFormat: schema.FormatJSON, ValueFormat: schema.FormatJSON, Where: where, Limit: 5,
+		OnDecodeFailure: func(r *Rec, field string, err error) {
+			heard = append(heard, fmt.Sprintf("%s-%d@%d %s", r.Topic, r.Partition, r.Record.Offset, field))
+		}}
+	for i := range recs {
+		v.Take("t", 1, &format.Batch{Magic: format.MagicV2}, &recs[i])
+	}
+	control := format.Record{Offset: 6, Value: []byte{0, 0, 0, 0}}
+	v.Take("t", 1, &format.Batch{Magic: format.MagicV2, Attributes: 0x20}, &control)
+	if got := strings.Join(heard, ","); got != "t-1@1 value,t-1@2 key,t-1@5 value" || v.DecodeFailures() != 3 {
+		t.Errorf("heard %q, counted %d", got, v.DecodeFailures())
+	}
+	if (*View)(nil).DecodeFailures() != 0 {
+		t.Error("a nil View counts failures")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -69,10 +70,25 @@ func (c *jsonSchemaCodec) decode(b []byte) (json.RawMessage, any, error) {
 	}
 	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(js))
 	if err := c.s.Validate(inst); err != nil {
-		return js, native, fmt.Errorf("json schema: the value does not validate: %w", err)
+		return js, native, &invalidError{err}
 	}
 	return js, native, nil
 }
+
+// invalidError is a validation failure said on one line: the validator's
+// text puts each failed keyword on a line of its own, and a record's note
+// or finding is one line.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string {
+	lines := strings.Split(strings.TrimSpace(e.err.Error()), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return "json schema: the value does not validate: " + strings.Join(lines, "; ")
+}
+
+func (e *invalidError) Unwrap() error { return e.err }
 
 // parseJSON checks b is one JSON value and returns it compacted, with its
 // generic value.

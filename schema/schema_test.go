@@ -214,6 +214,9 @@ func TestDecodeFailures(t *testing.T) {
 	}
 	if v := dec.Decode(users[2].Value, FormatJSONSchema); v.JSON == nil {
 		t.Error("a JSON Schema value that fails validation is still shown")
+	} else if strings.Contains(v.Err.Error(), "\n") || !strings.Contains(v.Err.Error(), "minimum") {
+		// A note or a finding is one line, and says which keyword failed.
+		t.Errorf("validation error %q: want one line naming the keyword", v.Err)
 	}
 	if v := dec.Decode([]byte(`{"a":1}`), FormatAuto); v.Format != FormatJSON {
 		t.Errorf("plain JSON with auto: %v", v.Format)

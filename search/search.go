@@ -155,6 +155,9 @@ func Search(ctx context.Context, dirs []string, q Query, emit func(*Match) error
 				continue
 			}
 			total.Matches++
+			if p, ok := decodeProblem(m); ok {
+				probs = append(probs, p)
+			}
 			if err := emit(m); err != nil {
 				firstErr = err
 				cancel()
@@ -171,6 +174,21 @@ func Search(ctx context.Context, dirs []string, q Query, emit func(*Match) error
 		firstErr = ctx.Err()
 	}
 	return total, probs, firstErr
+}
+
+// decodeProblem is the finding for a match whose key or value did not
+// decode as the query's format asks ("record-decode", as dump reports it):
+// the match is still emitted, with its bytes.
+func decodeProblem(m *Match) (Problem, bool) {
+	field, err := "key", m.Key.Err
+	if err == nil {
+		field, err = "value", m.Value.Err
+	}
+	if err == nil {
+		return Problem{}, false
+	}
+	return Problem{Dir: m.Dir, Problem: verify.Problem{Path: m.Segment, Kind: verify.KindRecordDecode,
+		Position: m.Batch.Pos, Offset: m.Record.Offset, Message: field + " does not decode: " + err.Error()}}, true
 }
 
 // matchBuffer is how many matches a partition searched ahead of the one

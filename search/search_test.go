@@ -155,6 +155,54 @@ func TestSearchDecoded(t *testing.T) {
 	}
 }
 
+// TestSearchDecodeFailures: a match whose value does not decode as the
+// query's format asks is still emitted, with its bytes, and is a
+// record-decode finding naming its segment, position and offset; one the
+// query leaves out, or past its limit, is not.
+func TestSearchDecodeFailures(t *testing.T) {
+	t.Parallel()
+	logDir := "../schema/testdata/confluent"
+	st, _, err := schema.ReadTopic(filepath.Join(logDir, "_schemas-0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(logDir, "orders-0")
+	cases := []struct {
+		where string
+		limit int
+		want  string // offset: message of each finding
+	}{
+		{"true", 0, "4@1020: value does not decode: avro: map[string]interface {}: unexpected EOF|5@1253: value does not decode: unknown schema: id 999 is not in _schemas"},
+		{"offset != 4", 0, "5@1253: value does not decode: unknown schema: id 999 is not in _schemas"},
+		{"offset < 4 || offset > 5", 0, ""},
+		{"true", 5, "4@1020: value does not decode: avro: map[string]interface {}: unexpected EOF"},
+	}
+	for _, c := range cases {
+		q := NewQuery()
+		q.Decoder, q.ValueFormat, q.Where, q.Limit = schema.NewDecoder(st), schema.FormatAvro, where(t, c.where), c.limit
+		var raw int
+		_, probs, err := Search(context.Background(), []string{dir}, q, func(m *Match) error {
+			if m.Value.Err != nil && len(m.Record.Value) > 0 {
+				raw++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range probs {
+			if p.Kind != verify.KindRecordDecode || p.Path != filepath.Join(dir, "00000000000000000000.log") {
+				t.Errorf("%s: %+v", c.where, p)
+			}
+			got = append(got, fmt.Sprintf("%d@%d: %s", p.Offset, p.Position, p.Message))
+		}
+		if strings.Join(got, "|") != c.want || raw != len(probs) {
+			t.Errorf("where %s, limit %d: findings %q (%d emitted with their bytes), want %q", c.where, c.limit, got, raw, c.want)
+		}
+	}
+}
+
 // BenchmarkSearch: a key search and a --where search over uncompressed
 // partitions of 1 KiB records, against the reference scan in the same run
 // (format.Scanner reading the same files and checking every batch's CRC,

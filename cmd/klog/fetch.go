@@ -90,15 +90,18 @@ func runFetch(c *cli.Context) error {
 		return err
 	}
 	defer whereFailed(c, view)
+	sayDecodeFailures(c, view)
 	out := bufio.NewWriter(c.App.Writer)
 	defer out.Flush()
 	switch {
 	case c.Bool(fetchFollowFlag.Name):
-		return follow(c, dir, iso, offset, view, out)
+		err = follow(c, dir, iso, offset, view, out)
 	case c.Bool(fetchConsumerFlag.Name):
-		return consumerPoll(c, dir, iso, offset, recOpts, view, out)
+		err = consumerPoll(c, dir, iso, offset, recOpts, view, out)
+	default:
+		err = oneFetch(c, dir, iso, offset, recOpts, view, out)
 	}
-	return oneFetch(c, dir, iso, offset, recOpts, view, out)
+	return decodeFindings(view, err)
 }
 
 // oneFetch serves one fetch and prints the response.

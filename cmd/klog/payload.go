@@ -13,6 +13,7 @@ import (
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/recordfmt"
 	"github.com/klog-dev/klog/schema"
+	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
 
@@ -69,6 +70,31 @@ func payloadView(c *cli.Context, dirs []string, json bool) (*payload.View, error
 		return nil, usageError("%s: a format string (-f, --format) and --json exclude each other", name)
 	}
 	return v, nil
+}
+
+// sayDecodeFailures makes v say on stderr, as it meets them, the records
+// it keeps whose key or value does not decode as its format asks (a
+// finding, as dump's record-decode: "klog: fetch: orders-0 offset 4:
+// record-decode: value does not decode: why"); the record is printed with
+// its bytes and the run goes on. decodeFindings then makes the exit 1.
+func sayDecodeFailures(c *cli.Context, v *payload.View) {
+	if v == nil || !v.Decodes() {
+		return
+	}
+	name, w := c.Command.Name, c.App.ErrWriter
+	v.OnDecodeFailure = func(r *payload.Rec, field string, err error) {
+		fmt.Fprintf(w, "klog: %s: %s-%d offset %d: %s: %s does not decode: %v\n",
+			name, r.Topic, r.Partition, r.Record.Offset, verify.KindRecordDecode, field, err)
+	}
+}
+
+// decodeFindings is err, or exit 1 when err is nil and v kept records that
+// did not decode.
+func decodeFindings(v *payload.View, err error) error {
+	if err == nil && v.DecodeFailures() > 0 {
+		return findingsError("")
+	}
+	return err
 }
 
 // whereFailed says, once, that --where failed on some records.

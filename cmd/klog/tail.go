@@ -39,8 +39,10 @@ rolls, deletions and truncations, partitions appearing and disappearing.
 --json prints one event object per line; --table a live table, redrawn in
 place on a terminal and printed as snapshots otherwise. Watches directories
 with inotify (one watch per directory; see fs.inotify.max_user_watches) and
-never polls. Exit status 0 on --timeout, 130 on Ctrl-C (143 on SIGTERM), 2 on
-trouble (an unreadable partition is reported and the others followed).`,
+never polls. Exit status 0 on --timeout (or -c N), 1 then if a record printed
+did not decode as --key-format/--value-format asks (each said on stderr as it
+came), 130 on Ctrl-C (143 on SIGTERM), 2 on trouble (an unreadable partition
+is reported and the others followed).`,
 	Flags: append([]cli.Flag{tailJSONFlag, tailTableFlag, tailFromFlag, tailBeginFlag, tailDataFlag, tailTimeoutFlag, keyEncFlag, valueEncFlag,
 		groupFlag}, recordPayloadFlags...),
 	Action: runTail,
@@ -190,6 +192,7 @@ func runTail(c *cli.Context) error {
 		return err
 	}
 	defer whereFailed(c, view)
+	sayDecodeFailures(c, view)
 	events := make(chan tail.Event, 256)
 	done := make(chan error, 1)
 	go func() { done <- tail.Run(ctx, paths, opts, events) }()
@@ -214,7 +217,8 @@ func runTail(c *cli.Context) error {
 	if err != nil {
 		return fail("tail", err)
 	}
-	return nil
+	// Records that did not decode were said as they came: a finding.
+	return decodeFindings(view, nil)
 }
 
 // existingPaths says on w each path that cannot be stat'ed (naming it and
