@@ -340,3 +340,80 @@ func TestS3RetriesBrokenBodies(t *testing.T) {
 		t.Errorf("the proxy cut %d bodies; the test did not exercise a retry", cuts.Load())
 	}
 }
+
+// memStore is one object in memory whose streams count and may break off
+// at byte cut (if >= 0).
+type memStore struct {
+	data    []byte
+	cut     int64
+	streams atomic.Int64
+}
+
+func (m *memStore) List(context.Context, string, func(Object) error) error { return nil }
+func (m *memStore) Stat(context.Context, string) (Object, error) {
+	return Object{Key: "k", Size: int64(len(m.data))}, nil
+}
+func (m *memStore) ReadAt(_ context.Context, _ string, p []byte, off int64) (int, error) {
+	return bytes.NewReader(m.data).ReadAt(p, off)
+}
+func (m *memStore) Stream(_ context.Context, _ string, off int64) (io.ReadCloser, error) {
+	m.streams.Add(1)
+	var r io.Reader = bytes.NewReader(m.data[off:])
+	if m.cut >= 0 {
+		r = io.MultiReader(io.LimitReader(r, max(0, m.cut-off)), iotestErr{})
+	}
+	return io.NopCloser(r), nil
+}
+func (m *memStore) Location(key string) string { return "mem:" + key }
+
+type iotestErr struct{}
+
+func (iotestErr) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+// TestSeqReaderInlineStream: a plain object read in order is one stream
+// read in the caller's goroutine; View lends a block's bytes, and none
+// for a range across two blocks; a body that breaks off is the error of
+// its block, for a View and the ReadAt after it alike, without a second
+// request.
+func TestSeqReaderInlineStream(t *testing.T) {
+	t.Parallel()
+	data := make([]byte, 10000)
+	for i := range data {
+		data[i] = byte(rand.IntN(256))
+	}
+	m := &memStore{data: data, cut: -1}
+	r := NewSeqReader(context.Background(), &ObjectBlocks{Store: m, Key: "k", Size: int64(len(data)), BlockSize: 1000}, int64(len(data)), 0)
+	defer r.Close()
+	for pos := int64(0); pos < int64(len(data)); pos += 500 {
+		v := r.View(pos, 500)
+		if !bytes.Equal(v, data[pos:(pos/1000+1)*1000]) {
+			t.Fatalf("View(%d, 500) = %d bytes, want the rest of its block", pos, len(v))
+		}
+	}
+	if n := m.streams.Load(); n != 1 {
+		t.Errorf("%d streams for one sequential pass", n)
+	}
+	if v := r.View(1900, 200); v != nil {
+		t.Errorf("View across two blocks = %d bytes, want nil", len(v))
+	}
+	got := make([]byte, 200)
+	if n, err := r.ReadAt(got, 1900); n != 200 || err != nil || !bytes.Equal(got, data[1900:2100]) {
+		t.Errorf("ReadAt across two blocks = %d, %v", n, err)
+	}
+
+	m2 := &memStore{data: data, cut: 2500}
+	r2 := NewSeqReader(context.Background(), &ObjectBlocks{Store: m2, Key: "k", Size: int64(len(data)), BlockSize: 1000}, int64(len(data)), 0)
+	defer r2.Close()
+	if v := r2.View(1000, 10); !bytes.Equal(v, data[1000:2000]) {
+		t.Fatalf("View(1000) = %d bytes", len(v))
+	}
+	if v := r2.View(2000, 10); v != nil {
+		t.Errorf("View of the broken block = %d bytes, want nil", len(v))
+	}
+	if _, err := r2.ReadAt(got[:10], 2000); err == nil || !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("ReadAt of the broken block: %v", err)
+	}
+	if n := m2.streams.Load(); n != 1 {
+		t.Errorf("%d streams, want 1: the broken block was asked for again", n)
+	}
+}

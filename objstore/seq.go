@@ -34,9 +34,18 @@ const (
 // caller reads block i, the next Depth-1 blocks are fetched. Over a
 // Streamer they come from one request that flows into Depth buffers (the
 // way a download runs, and as fast); over other Blocks, from Depth
-// concurrent ranged reads. A jump forward starts again from there; a read
-// behind fetches its block on its own (one block is kept for that). Memory
-// is Depth+1 blocks, whatever the object's size.
+// concurrent ranged reads. A plain object's stream (ObjectBlocks) is read
+// in the caller's goroutine instead, one block at a time: its blocks cost
+// nothing but the copy out of the socket, the kernel's socket buffer reads
+// ahead while the caller works, and a goroutine of its own would only
+// drain that buffer in small reads as the bytes arrive (a third more CPU
+// time per byte through versitygw). A jump forward starts again from
+// there; a read behind fetches its block on its own (one block is kept
+// for that). Memory is Depth+1 blocks (a plain object's stream: 2),
+// whatever the object's size.
+//
+// It is a format.Viewer: View lends the block it holds, so that a scanner
+// checks the batches inside one block where they are.
 type SeqReader struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -56,6 +65,12 @@ type SeqReader struct {
 	streamer Streamer
 	sq       *streamQueue
 	cur      *slot
+
+	// Inline stream mode (a plain object's Streamer): bs is read in the
+	// caller's goroutine, next is its next block.
+	inline bool
+	bs     BlockStream
+	next   int
 }
 
 // streamQueue is one producer's blocks, in order from next.
@@ -101,6 +116,7 @@ func NewSeqReader(ctx context.Context, b Blocks, size int64, depth int) *SeqRead
 	ctx, cancel := context.WithCancel(ctx)
 	r := &SeqReader{ctx: ctx, cancel: cancel, b: b, size: size, depth: depth, base: -1}
 	r.streamer, _ = b.(Streamer)
+	_, r.inline = b.(*ObjectBlocks)
 	return r
 }
 
@@ -132,6 +148,29 @@ func (r *SeqReader) ReadAt(p []byte, off int64) (int, error) {
 		n += copy(p[n:], s.buf[at-pos:])
 	}
 	return n, nil
+}
+
+// View implements format.Viewer: the bytes of the block holding pos, from
+// pos to the block's end, when they are at least n; nil when they are
+// fewer (the range spans two blocks), the input ends or the block cannot
+// be read (ReadAt then reports why). They stay valid until a View or
+// ReadAt of another block.
+func (r *SeqReader) View(pos int64, n int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || pos < 0 || pos >= r.size {
+		return nil
+	}
+	i := r.blockAt(pos)
+	s, err := r.slotFor(i)
+	if err != nil {
+		return nil
+	}
+	bp, _ := r.b.Range(i)
+	if d := s.buf[pos-bp:]; len(d) >= n {
+		return d
+	}
+	return nil
 }
 
 // blockAt is the block holding byte at (< size).
@@ -225,10 +264,13 @@ func (r *SeqReader) wait(s *slot) (*slot, error) {
 // next one, a new stream for a jump ahead, or one fetch for a read behind.
 func (r *SeqReader) streamSlot(i int) (*slot, error) {
 	if r.cur != nil && r.cur.i == i {
-		return r.cur, nil
+		return r.cur, r.cur.err
 	}
 	if r.cur != nil && i < r.cur.i {
 		return r.behind(i)
+	}
+	if r.inline {
+		return r.inlineSlot(i)
 	}
 	if r.sq == nil || i != r.sq.next {
 		r.stopStream()
@@ -251,6 +293,46 @@ func (r *SeqReader) streamSlot(i int) (*slot, error) {
 		return nil, s.err
 	}
 	return s, nil
+}
+
+// inlineSlot reads block i from the stream in the caller's goroutine,
+// into the buffer of the block before it. A failed block stays the
+// current one with its error, so that reading it again (a View, then a
+// ReadAt) reports the error rather than asking again.
+func (r *SeqReader) inlineSlot(i int) (*slot, error) {
+	if r.bs == nil || i != r.next {
+		r.closeInline()
+		bs, err := r.streamer.Stream(r.ctx, i)
+		if err != nil {
+			r.cur = &slot{i: i, err: err}
+			return nil, err
+		}
+		r.bs, r.next = bs, i
+	}
+	s := r.cur
+	if s == nil {
+		s = &slot{}
+	}
+	_, n := r.b.Range(i)
+	if cap(s.buf) < n {
+		s.buf = getBlock(n)
+	}
+	s.i, s.buf, s.err = i, s.buf[:n], nil
+	r.cur = s
+	if err := r.bs.Next(s.buf); err != nil {
+		r.closeInline()
+		s.err = err
+		return nil, err
+	}
+	r.next = i + 1
+	return s, nil
+}
+
+func (r *SeqReader) closeInline() {
+	if r.bs != nil {
+		r.bs.Close()
+		r.bs = nil
+	}
 }
 
 // behind fetches one block before the current one on its own.
@@ -326,14 +408,36 @@ func (r *SeqReader) Close() error {
 	r.closed = true
 	r.cancel()
 	r.stopStream()
+	r.closeInline()
 	for _, s := range r.window {
 		<-s.done
 	}
 	if r.back != nil {
 		<-r.back.done
 	}
+	if r.inline && r.cur != nil {
+		putBlock(r.cur.buf)
+	}
 	r.window, r.free, r.back, r.cur = nil, nil, nil, nil
 	return nil
+}
+
+// blocks keeps the block buffers of closed inline readers: a verify opens
+// one reader a segment, and a block of garbage a segment is work for the
+// collector.
+var blocks sync.Pool
+
+func getBlock(n int) []byte {
+	if p, _ := blocks.Get().(*[]byte); p != nil && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putBlock(b []byte) {
+	if cap(b) > 0 {
+		blocks.Put(&b)
+	}
 }
 
 // ObjectBlocks reads one object in fixed-size ranged reads.

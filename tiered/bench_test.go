@@ -16,6 +16,7 @@ package tiered
 // the last run's numbers.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -111,7 +113,7 @@ func BenchmarkRemoteVerify1GiB(b *testing.B) {
 	root := b.TempDir()
 	bucket := filepath.Join(root, "tiered")
 	total := writeLTSSegments(b, filepath.Join(bucket, "bench"), 16, 64<<20)
-	ep := versityGW(b, root, "klogbench", "klog-secret")
+	ep, server := versityGWProcess(b, root, "klogbench", "klog-secret")
 	b.Setenv("AWS_ACCESS_KEY_ID", "klogbench")
 	b.Setenv("AWS_SECRET_ACCESS_KEY", "klog-secret")
 	b.Setenv("AWS_CONFIG_FILE", filepath.Join(root, "none"))
@@ -125,9 +127,13 @@ func BenchmarkRemoteVerify1GiB(b *testing.B) {
 	client := rawClient(b, ep)
 	const jobs = 4
 	var rawT, klogT time.Duration
+	// The CPU each side spent, this process's and the server's: the
+	// ratio of times moves with the machine's load, CPU per byte much
+	// less.
+	var rawCPU, klogCPU, rawSrv, klogSrv time.Duration
 	b.SetBytes(total)
 	for b.Loop() {
-		start := time.Now()
+		start, cpu0, srv0 := time.Now(), selfCPU(), procCPU(server.Pid)
 		work := make(chan string)
 		var wg sync.WaitGroup
 		for range jobs {
@@ -151,8 +157,10 @@ func BenchmarkRemoteVerify1GiB(b *testing.B) {
 		close(work)
 		wg.Wait()
 		rawT += time.Since(start)
+		rawCPU += selfCPU() - cpu0
+		rawSrv += procCPU(server.Pid) - srv0
 
-		start = time.Now()
+		start, cpu0, srv0 = time.Now(), selfCPU(), procCPU(server.Pid)
 		sum, err := Run(context.Background(), Options{Remote: &Remote{Store: st}, Prefix: "bench/", Checker: Checker{Read: true, Jobs: jobs}},
 			func(p *PartitionReport) error {
 				for _, s := range p.Segments {
@@ -166,6 +174,8 @@ func BenchmarkRemoteVerify1GiB(b *testing.B) {
 			b.Fatalf("verify: %v (%d segments)", err, sum.Segments)
 		}
 		klogT += time.Since(start)
+		klogCPU += selfCPU() - cpu0
+		klogSrv += procCPU(server.Pid) - srv0
 	}
 	n := float64(b.N)
 	rawMBs := float64(total) * n / rawT.Seconds() / 1e6
@@ -173,6 +183,42 @@ func BenchmarkRemoteVerify1GiB(b *testing.B) {
 	b.ReportMetric(rawMBs, "client-MB/s")
 	b.ReportMetric(klogMBs, "verify-MB/s")
 	b.ReportMetric(klogMBs/rawMBs, "ratio")
+	gb := float64(total) * n / 1e9
+	b.ReportMetric(rawCPU.Seconds()*1e3/gb, "client-CPU-ms/GB")
+	b.ReportMetric(rawSrv.Seconds()*1e3/gb, "client-server-CPU-ms/GB")
+	b.ReportMetric(klogCPU.Seconds()*1e3/gb, "verify-CPU-ms/GB")
+	b.ReportMetric(klogSrv.Seconds()*1e3/gb, "verify-server-CPU-ms/GB")
+}
+
+// selfCPU is the CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is the CPU time process pid has used (Linux's /proc; 0
+// elsewhere), in the kernel's USER_HZ ticks of 10 ms.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing one (utime and stime are fields 14 and 15).
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // childEnv runs this test binary as a child that verifies one store and

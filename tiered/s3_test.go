@@ -116,6 +116,13 @@ func TestS3Fixtures(t *testing.T) {
 // It skips when the binary is absent, except under CI=true.
 func versityGW(t testing.TB, root, access, secret string) string {
 	t.Helper()
+	ep, _ := versityGWProcess(t, root, access, secret)
+	return ep
+}
+
+// versityGWProcess is versityGW that also returns the server's process.
+func versityGWProcess(t testing.TB, root, access, secret string) (string, *os.Process) {
+	t.Helper()
 	bin := os.Getenv("KLOG_VERSITYGW")
 	if bin == "" {
 		var err error
@@ -168,7 +175,7 @@ func versityGW(t testing.TB, root, access, secret string) string {
 	case <-time.After(30 * time.Second):
 		t.Fatal("versitygw did not start within 30 s")
 	}
-	return "http://" + addr
+	return "http://" + addr, cmd.Process
 }
 
 // bucketDir is a versitygw posix root holding the files under src as the
