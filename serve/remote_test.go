@@ -3,13 +3,11 @@ package serve
 import (
 	"context"
 	"encoding/hex"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/objstore"
 	"github.com/klog-dev/klog/tiered"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,31 +15,6 @@ import (
 )
 
 const tieredFixtures = "../tiered/testdata/kafka-written"
-
-// copyLogDir copies a fixture's broker log dir, so that the server's
-// directory is its own.
-func copyLogDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // TestRemoteTierConsume: an unmodified client (franz-go) consumes a
 // tiered partition from its earliest offset: offsets 8-28 come from the
@@ -62,7 +35,9 @@ func TestRemoteTierConsume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, addr := startServer(t, Config{LogDir: copyLogDir(t, tieredFixtures+c.logdir), Remote: &tiered.Remote{Store: st, Keys: tiered.KeyRing{"key1": keys}}})
+			logDir := t.TempDir()
+			klogtest.CopyLogDir(t, tieredFixtures+c.logdir, logDir)
+			_, addr := startServer(t, Config{LogDir: logDir, Remote: &tiered.Remote{Store: st, Keys: tiered.KeyRing{"key1": keys}}})
 			recs := consumeKgo(t, addr, "orders", 0, kgo.ReadUncommitted(), 25)
 			want := int64(8)
 			for _, r := range recs {
@@ -116,7 +91,9 @@ func TestRemoteTierKcat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr := startServer(t, Config{LogDir: copyLogDir(t, tieredFixtures+"/local-tiered/broker-logdir"), Remote: &tiered.Remote{Store: st}})
+	logDir := t.TempDir()
+	klogtest.CopyLogDir(t, tieredFixtures+"/local-tiered/broker-logdir", logDir)
+	_, addr := startServer(t, Config{LogDir: logDir, Remote: &tiered.Remote{Store: st}})
 	got := runClient(t, "", kcat, "-C", "-b", addr, "-t", "orders", "-p", "0", "-o", "beginning", "-e", "-q", "-f", `%o %k\n`)
 	var want string
 	for o := 8; o <= 33; o++ {

@@ -40,3 +40,19 @@ next:
 		}
 	}
 }
+
+// CopyLogDir copies a fixture broker log dir to dst: its files (the
+// checkpoints) and each partition directory, with CopyPartition.
+func CopyLogDir(t testing.TB, src, dst string) {
+	t.Helper()
+	CopyPartition(t, src, dst)
+	des, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		if de.IsDir() {
+			CopyPartition(t, filepath.Join(src, de.Name()), filepath.Join(dst, de.Name()))
+		}
+	}
+}
