@@ -102,6 +102,9 @@ type Scanner struct {
 	win    []byte
 	winBuf []byte
 	winPos int64
+	// own is set when win lies in winBuf (not the caller's UseWindow
+	// data nor a Viewer's memory), so that its tail may be moved.
+	own bool
 	// viewer is r when it holds the input in memory.
 	viewer Viewer
 
@@ -166,7 +169,7 @@ func (s *Scanner) SetPos(pos int64) {
 // caller keeps data valid until it calls UseWindow again (nil drops it);
 // a Batch returned meanwhile may point into it.
 func (s *Scanner) UseWindow(data []byte, pos int64) {
-	s.win, s.winPos = data, pos
+	s.win, s.winPos, s.own = data, pos, false
 }
 
 // Pos is the position of the next entry: after the scan ended, where the
@@ -297,7 +300,7 @@ func (s *Scanner) view(pos int64, n int) ([]byte, error) {
 	}
 	if s.viewer != nil {
 		if w := s.viewer.View(pos, n); len(w) >= n {
-			s.win, s.winPos = w, pos
+			s.win, s.winPos, s.own = w, pos, false
 			return w[:n:n], nil
 		}
 		// Across two of the viewer's pieces: this entry alone is
@@ -316,12 +319,15 @@ func (s *Scanner) view(pos int64, n int) ([]byte, error) {
 		return buf[:m:m], err
 	}
 	if n <= len(s.winBuf) {
+		if w, ok, err := s.refill(pos, n); ok {
+			return w, err
+		}
 		want := int64(len(s.winBuf))
 		if s.size-pos < want {
 			want = s.size - pos
 		}
 		m, err := s.r.ReadAt(s.winBuf[:want], pos)
-		s.win, s.winPos = s.winBuf[:m], pos
+		s.win, s.winPos, s.own = s.winBuf[:m], pos, true
 		if m >= n {
 			return s.win[:n:n], nil
 		}
@@ -340,6 +346,44 @@ func (s *Scanner) view(pos int64, n int) ([]byte, error) {
 	}
 	return buf[:m:m], err
 }
+
+// refill serves view(pos, n) when pos is inside the window but the entry
+// there runs past its end (the usual case: the entry the last read cut in
+// two). The bytes already read move to the front of winBuf and the read
+// goes on from the window's end instead of reading them again from pos;
+// they are placed so that the read lands on a page boundary of the buffer
+// as it starts at one of the file (the window's end is one after a whole
+// read), which is how the kernel copies fastest. ok is false when the move
+// does not apply, and view reads from pos as before.
+func (s *Scanner) refill(pos int64, n int) (w []byte, ok bool, err error) {
+	end := s.winPos + int64(len(s.win))
+	if !s.own || pos < s.winPos || pos >= end {
+		return nil, false, nil
+	}
+	k := int(end - pos)
+	at := 0
+	if len(s.winBuf)%pageBytes == 0 {
+		at = (k+pageBytes-1)/pageBytes*pageBytes - k
+	}
+	if at+n > len(s.winBuf) {
+		return nil, false, nil
+	}
+	copy(s.winBuf[at:], s.win[pos-s.winPos:])
+	want := int64(len(s.winBuf) - at - k)
+	want = max(min(want, s.size-end), 0)
+	m, err := s.r.ReadAt(s.winBuf[at+k:at+k+int(want)], end)
+	s.win, s.winPos = s.winBuf[at:at+k+m], pos
+	if k+m >= n {
+		return s.win[:n:n], true, nil
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return s.win[: k+m : k+m], true, err
+}
+
+// pageBytes is the page size refill aligns its reads to.
+const pageBytes = 4096
 
 func (s *Scanner) finish(t Tail, err error) (*Batch, error) {
 	s.done, s.tail, s.err = true, t, err
