@@ -23,7 +23,7 @@ func resident(t *testing.T, p string) float64 {
 	}
 	defer f.Close()
 	st, _ := f.Stat()
-	cold := mincoreCold(f, st.Size())
+	cold := mincoreCold(f, 0, st.Size())
 	if cold == nil {
 		t.Fatal("mincore failed")
 	}
@@ -134,7 +134,7 @@ func TestPageCacheCare(t *testing.T) {
 			if tc.warmBytes > 0 {
 				// The half read before is the half that stays.
 				f, _ := os.Open(p)
-				cold := mincoreCold(f, st.Size())
+				cold := mincoreCold(f, 0, st.Size())
 				f.Close()
 				for pg := int64(0); pg < half/int64(pageSize); pg++ {
 					if cold[pg/64]&(1<<(pg%64)) != 0 {
@@ -239,5 +239,36 @@ func TestQuickReads(t *testing.T) {
 				t.Errorf("second close: %v, want os.ErrClosed", err)
 			}
 		})
+	}
+}
+
+// TestLazyResidency: verify of a large log found all in the page cache
+// asks no residency (its reads took cached pages only); of a log whose
+// first half is cached, it asks from the first page that is not, once.
+func TestLazyResidency(t *testing.T) {
+	p := klogtest.WriteSegment(t, t.TempDir(), 0, 8<<20)
+	st, _ := os.Stat(p)
+	half := st.Size() / 2 &^ int64(pageSize-1)
+	var froms []int64
+	testSettle = func(from int64) { froms = append(froms, from) }
+	defer func() { testSettle = nil }()
+	for _, warmBytes := range []int64{st.Size(), half} {
+		makeCold(t, p)
+		warm(t, p, warmBytes)
+		if r := resident(t, p); r < float64(warmBytes)/float64(st.Size())-0.01 {
+			t.Skipf("cannot warm %s: %.3f resident", p, r)
+		}
+		froms = nil
+		rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
+		if err != nil || rep.Findings() != 0 || rep.BytesRead < st.Size() {
+			t.Fatal(err, rep.Findings(), rep.BytesRead)
+		}
+		want := []int64{}
+		if warmBytes < st.Size() {
+			want = []int64{warmBytes}
+		}
+		if len(froms) != len(want) || (len(want) == 1 && froms[0] != want[0]) {
+			t.Errorf("%d of %d bytes cached: residency asked from %v, want %v", warmBytes, st.Size(), froms, want)
+		}
 	}
 }

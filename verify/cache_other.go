@@ -2,7 +2,10 @@
 
 package verify
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 var pageSize = os.Getpagesize()
 
@@ -10,3 +13,11 @@ var pageSize = os.Getpagesize()
 func residency(fder, int64) []uint64 { return nil }
 
 func dropPages(fder, int64, int64) {}
+
+func lazyResidency(fder, int64) bool { return false }
+
+func readAhead(fder) {}
+
+func residencyFrom(fder, int64, int64) []uint64 { return nil }
+
+func readCachedOnly(fder, []byte, int64) (int, error) { return 0, errors.ErrUnsupported }

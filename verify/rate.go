@@ -111,7 +111,16 @@ func (s *source) ReadAt(b []byte, off int64) (int, error) {
 	if err := s.r.take(len(b)); err != nil {
 		return 0, err
 	}
-	n, err := s.f.ReadAt(b, off)
+	n := 0
+	if s.care != nil {
+		n = s.care.readCached(s.f, b, off)
+	}
+	var err error
+	if n < len(b) {
+		var m int
+		m, err = s.f.ReadAt(b[n:], off+int64(n))
+		n += m
+	}
 	if s.tally != nil {
 		s.tally.Add(int64(n))
 	}
@@ -124,6 +133,9 @@ func (s *source) readOnce(b []byte, off int64) (int, error) {
 	if err := s.r.take(len(b)); err != nil {
 		return 0, err
 	}
+	if s.care != nil {
+		s.care.settleNow(s.f)
+	}
 	n, err := s.f.readOnce(b, off)
 	if s.tally != nil {
 		s.tally.Add(int64(n))
@@ -135,6 +147,9 @@ func (s *source) readOnce(b []byte, off int64) (int, error) {
 func (s *source) Read(b []byte) (int, error) {
 	if err := s.r.take(len(b)); err != nil {
 		return 0, err
+	}
+	if s.care != nil {
+		s.care.settleNow(s.f)
 	}
 	n, err := s.f.Read(b)
 	if s.tally != nil {
