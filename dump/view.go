@@ -31,7 +31,8 @@ func (d *dumper) reportViewProblem(b *format.Batch, r *format.Record) {
 
 // appendViewText appends a record's contents as the text line prints them
 // when the View decodes: the decoded JSON in place of the bytes, and a
-// "(not decoded: why)" note after one that should have decoded.
+// "(not decoded: why)" note after one that should have decoded, "(left as
+// bytes: why)" after one auto left as bytes (payload.AppendNote).
 func (t *textRenderer) appendViewText(l []byte, r *format.Record) []byte {
 	c := t.opts.View.Current()
 	prefix := " "

@@ -244,7 +244,8 @@ func (f *Fetched) writeFormat(out *bufio.Writer, ferr error, iso Isolation, o Ou
 
 // writeKeyValue prints " key: K payload: V" as kafka-dump-log does (Java's
 // UTF-8 decoding; nothing for null); a key or value the view decoded as
-// its JSON, with a "(not decoded: why)" note after one that should have.
+// its JSON, with a "(not decoded: why)" note after one that should have
+// ("(left as bytes: why)" after one auto left as bytes).
 func writeKeyValue(out *bufio.Writer, key, value []byte, v *payload.View) {
 	var dk, dv schema.Value
 	if v.Decodes() {

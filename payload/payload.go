@@ -190,13 +190,20 @@ func Shown(raw []byte, d schema.Value) []byte {
 	return raw
 }
 
-// AppendNote appends " (not decoded: why)" when d did not decode as its
-// format asked.
+// AppendNote appends what the text says after a key or value: " (not
+// decoded: why)" when d did not decode as its format asked, " (left as
+// bytes: why)" when auto left it as bytes (the JSON's keyNote/valueNote);
+// nothing otherwise.
 func AppendNote(b []byte, d schema.Value) []byte {
-	if d.Err == nil {
+	switch {
+	case d.Err != nil:
+		b = append(b, " (not decoded: "...)
+		b = append(b, d.Err.Error()...)
+	case d.Note != "":
+		b = append(b, " (left as bytes: "...)
+		b = append(b, d.Note...)
+	default:
 		return b
 	}
-	b = append(b, " (not decoded: "...)
-	b = append(b, d.Err.Error()...)
 	return append(b, ')')
 }

@@ -76,6 +76,29 @@ func TestViewDecodeFailure(t *testing.T) {
 	}
 }
 
+// TestAppendNote: the text's note after a key or value: why it did not
+// decode, or why auto left it as bytes; nothing for one that decoded, for
+// bytes asked as bytes, or for null.
+func TestAppendNote(t *testing.T) {
+	dec := schema.NewDecoder(nil)
+	cases := []struct {
+		v    schema.Value
+		want string
+	}{
+		{dec.Decode([]byte("plain"), schema.FormatAvro), " (not decoded: "},
+		{dec.Decode([]byte("plain"), schema.FormatAuto), " (left as bytes: not in Confluent's framing and not JSON)"},
+		{dec.Decode([]byte(`{"a":1}`), schema.FormatAuto), ""},
+		{dec.Decode(nil, schema.FormatAuto), ""},
+		{schema.Value{}, ""},
+	}
+	for _, c := range cases {
+		got := string(AppendNote([]byte("x"), c.v))
+		if !strings.HasPrefix(got, "x"+c.want) || c.want == "" && got != "x" || !strings.HasSuffix(got, ")") && got != "x" {
+			t.Errorf("%+v: %q, want x%q", c.v, got, c.want)
+		}
+	}
+}
+
 // TestViewDecodeFailures: OnDecodeFailure hears of each record Take keeps
 // whose key or value does not decode (the key first), and DecodeFailures
 // counts them; records left out by Where or the Limit, null values and

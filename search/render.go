@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/payload"
 	"github.com/klog-dev/klog/recordfmt"
 	"github.com/klog-dev/klog/schema"
 )
@@ -81,7 +82,7 @@ func shown(raw []byte, v schema.Value) []byte {
 // text is one line: "TOPIC-PARTITION offset: O timestamp: T keySize: K
 // valueSize: V headers: k=v,... key: K value: V", with decoded values as
 // their JSON, and a "(not decoded: why)" note after a value that should
-// have decoded.
+// have decoded, "(left as bytes: why)" after one auto left as bytes.
 func (w *Writer) text(b []byte, m *Match) []byte {
 	r := &m.Record
 	b = append(b, m.Topic...)
@@ -119,12 +120,7 @@ func textValue(b, raw []byte, v schema.Value, e ndjson.Encoding) []byte {
 	} else {
 		b = appendText(b, raw, e)
 	}
-	if v.Err != nil {
-		b = append(b, " (not decoded: "...)
-		b = append(b, v.Err.Error()...)
-		b = append(b, ')')
-	}
-	return b
+	return payload.AppendNote(b, v)
 }
 
 // json is the common record object with where it is (dir, topic,

@@ -269,7 +269,7 @@ func (t *tailText) records(l []byte, prefix string, b *format.Batch) ([]byte, er
 
 // appendDecoded appends " key: K payload: V" with the decoded JSON in place
 // of a key or value that decoded, and a "(not decoded: why)" note after one
-// that should have.
+// that should have ("(left as bytes: why)" after one auto left as bytes).
 func appendDecoded(l []byte, r *format.Record, c *payload.Rec) []byte {
 	if r.Key != nil {
 		l = append(l, " key: "...)
