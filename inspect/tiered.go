@@ -218,14 +218,17 @@ func WriteTieredRetention(w io.Writer, rep *tiered.RetentionReport) error {
 }
 
 // WriteTieredRetentionJSON writes a "remoteRetentionSegment" object per segment
-// and a "remoteRetentionSummary".
+// and a "remoteRetentionSummary", whose segments is their number.
 func WriteTieredRetentionJSON(w io.Writer, rep *tiered.RetentionReport) error {
 	for _, s := range rep.Segments {
 		if err := ndjson.WriteTyped(w, "remoteRetentionSegment", s); err != nil {
 			return err
 		}
 	}
-	sum := *rep
-	sum.Segments = nil
+	// The outer Segments, shallower, hides the report's list.
+	sum := struct {
+		*tiered.RetentionReport
+		Segments int `json:"segments"`
+	}{rep, len(rep.Segments)}
 	return ndjson.WriteTyped(w, "remoteRetentionSummary", sum)
 }

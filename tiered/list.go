@@ -25,11 +25,11 @@ type PartitionObjects struct {
 // Listing summarises a whole listing.
 type Listing struct {
 	// Objects and Bytes count every object listed.
-	Objects int64
-	Bytes   int64
+	Objects int64 `json:"objects"`
+	Bytes   int64 `json:"bytes"`
 	// Ignored counts objects that belong to no partition of either
 	// layout.
-	Ignored int64
+	Ignored int64 `json:"ignored"`
 }
 
 // ListPartitions lists the store under prefix and calls fn once per

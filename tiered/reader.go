@@ -29,10 +29,10 @@ type Remote struct {
 
 // Artifact is one object of a segment, with what was listed of it.
 type Artifact struct {
-	Suffix  string
-	Key     string
-	Size    int64
-	Present bool
+	Suffix  string `json:"suffix"`
+	Key     string `json:"key"`
+	Size    int64  `json:"size"`
+	Present bool   `json:"present"`
 }
 
 // Segment is one remote segment as the store holds it: the objects that
