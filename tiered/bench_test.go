@@ -12,7 +12,8 @@ package tiered
 // ratio to the client reading the bodies in 1 MiB reads. Each side's CPU
 // time per GB, this process's and versitygw's, is reported too.
 // BenchmarkRemoteVerifyRSS: the peak RSS of a process verifying one
-// segment of 64 MiB and one of 512 MiB (it does not grow with the size).
+// segment of 64 MiB and one of 512 MiB, from a directory and through
+// versitygw (it does not grow with the size).
 // BenchmarkRemoteSegments10k: 10,000 remote segments listed, folded and
 // checked, with the peak RSS. The README ("klog tiered", Figures) keeps
 // the last run's numbers.
@@ -273,15 +274,25 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// child verifies the directory store dir (mode "verify") or checks it
-// against a synthetic lineage of every segment it holds (mode "lineage").
+// child verifies the directory store dir (mode "verify") or the bucket
+// "tiered" of the S3 server at endpoint dir (mode "verify-s3"), or checks
+// the directory store against a synthetic lineage of every segment it
+// holds (mode "lineage").
 func child(mode, dir string) int {
-	st, err := objstore.NewDir(dir)
+	ctx := context.Background()
+	var st objstore.Store
+	var err error
+	if mode == "verify-s3" {
+		// dir is the endpoint of an S3 server whose bucket "tiered"
+		// holds the segments.
+		st, err = objstore.NewS3(ctx, "tiered", objstore.S3Options{Endpoint: dir})
+	} else {
+		st, err = objstore.NewDir(dir)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	ctx := context.Background()
 	var lin *Lineage
 	if mode == "lineage" {
 		lin = NewLineage()
@@ -329,14 +340,22 @@ func FirstFinding(rep *PartitionReport) *Finding {
 func BenchmarkRemoteVerifyRSS(b *testing.B) {
 	for _, size := range []int64{64 << 20, 512 << 20} {
 		b.Run("segment="+strconv.FormatInt(size>>20, 10)+"MiB", func(b *testing.B) {
-			dir := b.TempDir()
+			root := b.TempDir()
+			dir := filepath.Join(root, "tiered", "bench")
 			total := writeLTSSegments(b, dir, 1, size)
+			ep := versityGW(b, root, "klogbench", "klog-secret")
+			b.Setenv("AWS_ACCESS_KEY_ID", "klogbench")
+			b.Setenv("AWS_SECRET_ACCESS_KEY", "klog-secret")
+			b.Setenv("AWS_CONFIG_FILE", filepath.Join(root, "none"))
+			b.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(root, "none"))
 			b.SetBytes(total)
-			var rss int64
+			var rss, s3RSS int64
 			for b.Loop() {
 				rss = max(rss, childRSS(b, "verify", dir))
+				s3RSS = max(s3RSS, childRSS(b, "verify-s3", ep))
 			}
 			b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+			b.ReportMetric(float64(s3RSS)/(1<<20), "S3-peak-RSS-MiB")
 		})
 	}
 }
