@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 
@@ -300,6 +301,11 @@ func schemaID(dec *schema.Decoder, s string) (int32, error) {
 	sc, err := dec.Lookup(subject, version)
 	if err != nil {
 		return 0, err
+	}
+	if sc.ID < 0 {
+		// A schema file named without its id: the wire format carries
+		// one, and no id written here could be read back.
+		return 0, fmt.Errorf("%s has no schema id, which Confluent's wire format carries: name the file with its id first (42-%s) or save the registry's answer, which holds its \"id\"", subject, path.Base(subject))
 	}
 	return sc.ID, nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -245,5 +247,99 @@ func TestKcatAddressing(t *testing.T) {
 				t.Errorf("first line %q, want %q", first, c.out)
 			}
 		})
+	}
+}
+
+// TestProduceSchemasFromRegistry: produce --schemas URL encodes --input
+// json values with a running registry's schemas (Avro, Protobuf importing
+// another subject's file, JSON Schema $ref-ing another subject's), the URL's
+// user info sent as basic authentication, and find --schemas URL decodes
+// them back to the same values.
+func TestProduceSchemasFromRegistry(t *testing.T) {
+	t.Parallel()
+	type answer struct {
+		Subject    string           `json:"subject"`
+		Version    int              `json:"version"`
+		ID         int32            `json:"id"`
+		SchemaType string           `json:"schemaType,omitempty"`
+		Schema     string           `json:"schema"`
+		References []map[string]any `json:"references,omitempty"`
+	}
+	ref := func(name, subject string) []map[string]any {
+		return []map[string]any{{"name": name, "subject": subject, "version": 1}}
+	}
+	answers := []answer{
+		{"o-value", 1, 11, "", `{"type":"record","name":"O","fields":[{"name":"id","type":"long"},{"name":"tags","type":{"type":"array","items":"string"}}]}`, nil},
+		{"money", 1, 12, "PROTOBUF", `syntax = "proto3"; package m; message Money { string currency = 1; int64 units = 2; }`, nil},
+		{"p-value", 1, 13, "PROTOBUF", `syntax = "proto3"; package p; import "money.proto"; message First { int32 n = 1; } message P { string id = 1; m.Money amount = 2; }`, ref("money.proto", "money")},
+		{"addr", 1, 14, "JSON", `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`, nil},
+		{"u-value", 2, 15, "JSON", `{"type":"object","properties":{"name":{"type":"string"},"address":{"$ref":"addr.json"}},"required":["name"]}`, ref("addr.json", "addr")},
+	}
+	routes := map[string]answer{}
+	for _, a := range answers {
+		routes[fmt.Sprintf("/schemas/ids/%d", a.ID)] = a
+		routes[fmt.Sprintf("/subjects/%s/versions/%d", a.Subject, a.Version)] = a
+		routes[fmt.Sprintf("/subjects/%s/versions/latest", a.Subject)] = a
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "klog" || p != "s3cret" {
+			http.Error(w, `{"error_code":40101,"message":"Unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		a, ok := routes[r.URL.Path]
+		if !ok {
+			http.Error(w, `{"error_code":40403,"message":"Schema not found"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		json.NewEncoder(w).Encode(a)
+	}))
+	defer srv.Close()
+	reg := strings.Replace(srv.URL, "http://", "http://klog:s3cret@", 1)
+	logs := t.TempDir()
+	cases := []struct {
+		name, subject, message, value string
+		format, schema                string // what find says decoded it
+	}{
+		{"avro", "o-value", "", `{"id":7,"tags":["a","b"]}`, "avro", `{"id":11,"subject":"o-value","version":1,"type":"AVRO"}`},
+		{"protobuf", "p-value", "p.P", `{"id":"x","amount":{"currency":"EUR","units":"5"}}`, "protobuf", `{"id":13,"subject":"p-value","version":1,"type":"PROTOBUF","message":"p.P"}`},
+		{"json schema", "u-value:2", "", `{"name":"a","address":{"city":"c"}}`, "json-schema", `{"id":15,"subject":"u-value","version":2,"type":"JSON"}`},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(logs, fmt.Sprintf("t-%d", i))
+			args := []string{"produce", dir, "--input", "json", "--schemas", reg, "--value-schema", c.subject, "--acks", "0"}
+			if c.message != "" {
+				args = append(args, "--protobuf-message", c.message)
+			}
+			if code, _, errs := prodRun(t, `{"key":"k","value":`+c.value+"}\n", args...); code != ExitOK {
+				t.Fatalf("produce: exit %d: %s", code, errs)
+			}
+			code, out, errs := klog(t, "find", dir, "--where", "true", "--value-format", c.format, "--schemas", reg, "--json")
+			if code != ExitOK {
+				t.Fatalf("find: exit %d: %s", code, errs)
+			}
+			canon := func(js string) string {
+				var v any
+				if err := json.Unmarshal([]byte(js), &v); err != nil {
+					t.Fatal(err)
+				}
+				b, _ := json.Marshal(v)
+				return string(b)
+			}
+			want := fmt.Sprintf(`valueFormat=%q decodedValue=%s`, c.format, canon(c.value))
+			if got := decodedRecords(t, out); len(got) != 1 || got[0] != want {
+				t.Errorf("decoded %v\nwant %s", got, want)
+			}
+			if !strings.Contains(out, `"valueSchema":`+c.schema) {
+				t.Errorf("find says another schema decoded it than %s:\n%s", c.schema, out)
+			}
+		})
+	}
+	// Without the credentials the registry's refusal is said, naming the
+	// URL without them.
+	code, _, errs := prodRun(t, `{"value":{}}`+"\n", "produce", filepath.Join(logs, "t-9"), "--input", "json", "--schemas", srv.URL, "--value-schema", "o-value", "--acks", "0")
+	if code != ExitTrouble || !strings.Contains(errs, "401 Unauthorized") || strings.Contains(errs, "s3cret") {
+		t.Errorf("no credentials: exit %d: %s", code, errs)
 	}
 }
