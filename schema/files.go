@@ -25,7 +25,9 @@ import (
 //   - Any other .avsc (Avro), .proto (Protobuf) or .json (JSON Schema) file
 //     is one schema. A file whose name starts with a number (42.avsc,
 //     42-orders.proto) registers that schema id; its subject is its path
-//     under the directory given, version 1. Every other schema file of the
+//     under the directory given, version 1. One whose name does not has no
+//     id (ID -1): it is found by subject and as a reference, but no record
+//     can be framed with it (produce refuses it). Every other schema file of the
 //     same type under the same directory is its reference, named by that
 //     path, so .proto imports and JSON Schema $refs between the files
 //     resolve, and Avro named types of one file are known in the others.
