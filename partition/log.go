@@ -186,6 +186,20 @@ type LogSegment struct {
 	// batch before hintPos ends below hintOffset), so a consumer's next
 	// fetch need not scan from the index entry again.
 	hintOffset, hintPos int64
+	// tailPos, tailSize and tailLast are the position, size and last
+	// offset of the last batch appended (appended), and tailBound, when
+	// tailKnown, an offset every batch before tailPos ends below. A
+	// consumer long-polling at the log end asks for the batch just
+	// appended: translate answers from these without reading the index
+	// or the log.
+	tailPos, tailSize, tailLast, tailBound int64
+	tailKnown                              bool
+	// endBound, when endKnown, is an offset every batch before endAt
+	// ends below: a read that found the last batch learns it, and each
+	// batch appended at endAt (then the segment's end) carries it on
+	// (into tailBound).
+	endBound, endAt int64
+	endKnown        bool
 	// idx and tidx are the indexes IndexesRebuilt built in memory.
 	idx  *format.OffsetIndex
 	tidx *format.TimeIndex
@@ -794,7 +808,10 @@ func (l *Log) grow(s *LogSegment, size int64) error {
 
 // appended records batch b as the last of segment s.
 func (l *Log) appended(s *LogSegment, b *format.Batch) {
+	s.tailPos, s.tailSize, s.tailLast = b.Pos, b.Size(), b.LastOffset()
+	s.tailBound, s.tailKnown = s.endBound, s.endKnown && b.Pos == s.endAt && b.Pos == s.end
 	s.end, s.next = b.Pos+b.Size(), b.NextOffset()
+	s.endBound, s.endAt, s.endKnown = max(s.endBound, b.LastOffset()+1), s.end, s.tailKnown
 	s.Size = max(s.Size, s.end)
 	if b.MaxTimestamp > s.MaxTimestamp {
 		s.MaxTimestamp, s.MaxTimestampOffset = b.MaxTimestamp, b.LastOffset()

@@ -138,6 +138,13 @@ func (l *Log) readIndex(s *LogSegment) *format.OffsetIndex {
 // an earlier read showed to end below offset. It returns the batch's
 // position and size.
 func (l *Log) translate(s *LogSegment, offset int64) (pos, size int64, ok bool, err error) {
+	if s.tailKnown && s.tailBound <= offset && offset <= s.tailLast && s.tailPos+s.tailSize == s.end {
+		// Every batch before the last appended one ends below offset,
+		// and that one reaches it: it is the batch, and the index and
+		// the log need not be read to find it.
+		s.hintOffset, s.hintPos = offset, s.tailPos
+		return s.tailPos, s.tailSize, true, nil
+	}
 	idx := l.readIndex(s)
 	if idx == nil && s.Index != "" && s.idx == nil {
 		// Too large to take whole: probed in place (the index's size is
@@ -166,6 +173,11 @@ func (l *Log) translate(s *LogSegment, offset int64) (pos, size int64, ok bool, 
 		return 0, 0, false, err
 	}
 	s.hintOffset, s.hintPos = offset, bp.Pos
+	if bp.Pos+bp.Size == s.end {
+		// The last batch: every batch before it ends below offset, and
+		// it ends at its last offset.
+		s.endBound, s.endAt, s.endKnown = max(offset, bp.LastOffset+1), s.end, true
+	}
 	return bp.Pos, bp.Size, true, nil
 }
 
