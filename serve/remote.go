@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/partition"
@@ -58,8 +61,49 @@ func (s *Server) loadRemote() error {
 	if err != nil {
 		return fmt.Errorf("serve: listing the remote tier: %w", err)
 	}
+	if lin != nil {
+		s.warnings = append(s.warnings, missingRemote(lin, served, s.cfg.RemotePrefix)...)
+	}
 	return nil
 }
+
+// missingRemote names the served partitions whose metadata has finished
+// copies but whose objects the listing did not find (a wrong --remote
+// prefix or bucket reads as an empty tier, and the offsets below the local
+// log start would be out of range without a word).
+func missingRemote(lin *tiered.Lineage, served func(tiered.TopicPartition) *part, prefix string) []string {
+	tps := slices.Collect(maps.Keys(lin.Partitions))
+	slices.SortFunc(tps, func(a, b tiered.TopicPartition) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	var out []string
+	for _, tp := range tps {
+		p := served(tp)
+		if p == nil || p.remote != nil {
+			continue
+		}
+		n, lo, hi := 0, int64(-1), int64(-1)
+		for _, m := range lin.Partitions[tp].Segments {
+			if m.State != tiered.CopySegmentFinished {
+				continue
+			}
+			if n == 0 || m.StartOffset < lo {
+				lo = m.StartOffset
+			}
+			hi = max(hi, m.EndOffset)
+			n++
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s-%d: __remote_log_metadata names %d copied segments (offsets %d-%d) but the remote tier under %q holds none of its objects; offsets below the local log start are out of range",
+				p.topic, p.index, n, lo, hi, prefix))
+		}
+	}
+	return out
+}
+
+// Warnings are what New found that a user should hear of: today, served
+// partitions whose copied remote segments the remote tier does not hold.
+func (s *Server) Warnings() []string { return s.warnings }
 
 // localStart is the partition's local log start offset: its first
 // segment's base offset (-1: no segment).

@@ -177,6 +177,7 @@ type Server struct {
 	dirLock  *safeio.BrokerLock // the log dir's .lock, held while writable
 	lim      limiter            // what clients hold (limits.go)
 	configs  *configStore       // DescribeConfigs, IncrementalAlterConfigs (configs.go)
+	warnings []string           // what New found a user should hear of (Warnings)
 }
 
 // topic is a served topic: partitions 0..n-1.

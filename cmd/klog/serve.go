@@ -270,6 +270,9 @@ func serveLogAndTLS(c *cli.Context, cfg *serve.Config) (func(), error) {
 // serveUntilDone serves until ctx ends (SIGINT/SIGTERM), then shuts down,
 // giving in-flight requests 10 seconds.
 func serveUntilDone(ctx context.Context, srv *serve.Server, ln net.Listener, cfg serve.Config, stderr io.Writer) error {
+	for _, w := range srv.Warnings() {
+		fmt.Fprintf(stderr, "klog: serve: WARNING: %s\n", w)
+	}
 	mode := "read-only"
 	if cfg.Writable {
 		mode = "writable"

@@ -68,6 +68,9 @@ func TestServeRemoteS3(t *testing.T) {
 				t.Fatalf("serve did not start: %s", stderr.String())
 			}
 			addr := m[1]
+			if strings.Contains(stderr.String(), "WARNING") {
+				t.Errorf("a warning with the tier in place: %s", stderr.String())
+			}
 			// Offset 0 is below the remote start too: the broker
 			// answers OFFSET_OUT_OF_RANGE and the consumer resets to
 			// the earliest offset (ListOffsets -2), in the bucket.
@@ -93,6 +96,43 @@ func TestServeRemoteS3(t *testing.T) {
 				t.Fatal("serve did not stop")
 			}
 		})
+	}
+}
+
+// TestServeRemoteWrongPrefix: a --remote prefix that holds none of the
+// objects the metadata says were copied reads as an empty remote tier; serve
+// still starts (the local log serves) but says which partitions lost their
+// remote segments, so a typo does not hide the archive without a word.
+func TestServeRemoteWrongPrefix(t *testing.T) {
+	kw := filepath.Join("..", "..", "tiered", "testdata", "kafka-written")
+	endpoint := fakeS3(t, filepath.Join(kw, "local-tiered/remote"), "kafka-archive", "prod/")
+	dir := t.TempDir()
+	klogtest.CopyLogDir(t, filepath.Join(kw, "local-tiered/broker-logdir"), dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"klog", "serve", "--log-dir", dir, "--listen", "127.0.0.1:0", "--state", t.TempDir(),
+			"--remote", "s3://kafka-archive/prdo/", "--s3-endpoint", endpoint, "--s3-region", "eu-west-1"},
+			strings.NewReader(""), &bytes.Buffer{}, &stderr)
+	}()
+	m := stderr.waitMatch(regexp.MustCompile(`on (127\.0\.0\.1:\d+) \(read-only`))
+	if m == nil {
+		t.Fatalf("serve did not start: %s", stderr.String())
+	}
+	want := `klog: serve: WARNING: orders-0: __remote_log_metadata names 3 copied segments (offsets 8-28) but the remote tier under "prdo/" holds none of its objects; offsets below the local log start are out of range`
+	if !strings.Contains(stderr.String(), want+"\n") {
+		t.Errorf("stderr:\n%s\nwant the line\n%s", stderr.String(), want)
+	}
+	if off := listOffset(t, m[1], -2); off != 29 {
+		t.Errorf("ListOffsets -2 = %d, want the local log start 29", off)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop")
 	}
 }
 
