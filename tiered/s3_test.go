@@ -2,12 +2,9 @@ package tiered
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
-	"io/fs"
 	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,53 +12,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/objstore"
 )
-
-// s3Env makes the AWS SDK use static test credentials and nothing of the
-// machine's configuration.
-func s3Env(t *testing.T, access, secret string) {
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	t.Setenv("AWS_SESSION_TOKEN", "")
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_ENDPOINT_URL", "")
-	t.Setenv("AWS_ENDPOINT_URL_S3", "")
-}
 
 // fakeBucket serves the files under root as the objects of bucket
 // "tiered" under prefix, from an in-process S3 (gofakes3).
 func fakeBucket(t *testing.T, root, prefix string) *objstore.S3 {
 	t.Helper()
-	be := s3mem.New()
-	if err := be.CreateBucket("tiered"); err != nil {
-		t.Fatal(err)
-	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		_, err = be.PutObject("tiered", prefix+filepath.ToSlash(rel), map[string]string{}, bytes.NewReader(data), int64(len(data)), nil)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	t.Cleanup(srv.Close)
-	s3Env(t, "test", "test")
-	st, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: srv.URL})
+	endpoint := klogtest.FakeS3(t, root, "tiered", prefix)
+	st, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +165,7 @@ func TestVersityGW(t *testing.T) {
 				store = root + "/storage"
 			}
 			ep := versityGW(t, bucketDir(t, store, "prod"), "klogtest", "klog-secret")
-			s3Env(t, "klogtest", "klog-secret")
+			klogtest.S3Env(t, "klogtest", "klog-secret")
 			st, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: ep, MaxAttempts: 2})
 			if err != nil {
 				t.Fatal(err)
@@ -215,7 +175,7 @@ func TestVersityGW(t *testing.T) {
 			if d, s := strings.Join(kinds(dreps, dsum), "\n"), strings.Join(kinds(sreps, ssum), "\n"); d != s || ssum.Objects != dsum.Objects {
 				t.Errorf("through versitygw (%d objects):\n%s\nfrom the directory (%d):\n%s", ssum.Objects, s, dsum.Objects, d)
 			}
-			s3Env(t, "klogtest", "not-the-secret")
+			klogtest.S3Env(t, "klogtest", "not-the-secret")
 			bad, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: ep, MaxAttempts: 1})
 			if err != nil {
 				t.Fatal(err)

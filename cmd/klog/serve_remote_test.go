@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io/fs"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -13,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/internal/safeio"
@@ -51,7 +46,7 @@ func TestServeRemoteS3(t *testing.T) {
 			[]string{"--key-pair", "key1=" + filepath.Join(kw, "aiven", "keys", "private.pem")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			endpoint := fakeS3(t, filepath.Join(kw, c.store), "kafka-archive", "prod/")
+			endpoint := klogtest.FakeS3(t, filepath.Join(kw, c.store), "kafka-archive", "prod/")
 			dir := t.TempDir()
 			klogtest.CopyLogDir(t, filepath.Join(kw, c.logDir), dir)
 			ctx, cancel := context.WithCancel(context.Background())
@@ -105,7 +100,7 @@ func TestServeRemoteS3(t *testing.T) {
 // remote segments, so a typo does not hide the archive without a word.
 func TestServeRemoteWrongPrefix(t *testing.T) {
 	kw := filepath.Join("..", "..", "tiered", "testdata", "kafka-written")
-	endpoint := fakeS3(t, filepath.Join(kw, "local-tiered/remote"), "kafka-archive", "prod/")
+	endpoint := klogtest.FakeS3(t, filepath.Join(kw, "local-tiered/remote"), "kafka-archive", "prod/")
 	dir := t.TempDir()
 	klogtest.CopyLogDir(t, filepath.Join(kw, "local-tiered/broker-logdir"), dir)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,39 +238,4 @@ func listOffset(t *testing.T, addr string, ts int64) int64 {
 		t.Fatalf("ListOffsets %d: error %d", ts, p.ErrorCode)
 	}
 	return p.Offset
-}
-
-// fakeS3 uploads the files under root as the objects of bucket under
-// prefix to an in-process S3 (gofakes3), points the AWS SDK at static test
-// credentials and none of the machine's configuration, and returns the
-// endpoint.
-func fakeS3(t *testing.T, root, bucket, prefix string) string {
-	t.Helper()
-	be := s3mem.New()
-	if err := be.CreateBucket(bucket); err != nil {
-		t.Fatal(err)
-	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		_, err = be.PutObject(bucket, prefix+filepath.ToSlash(rel), map[string]string{}, bytes.NewReader(data), int64(len(data)), nil)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(be).Server())
-	t.Cleanup(srv.Close)
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
-		"AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "", "AWS_REGION": ""} {
-		t.Setenv(k, v)
-	}
-	return srv.URL
 }
