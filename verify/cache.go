@@ -92,11 +92,16 @@ func (e *cached) readCached(f fder, b []byte, off int64) int {
 		e.clean = max(e.clean, end)
 		return n
 	}
-	// The page at end is not cached (or reads without RWF_NOWAIT fail).
-	// The failed read started reading the pages it asked for: they were
-	// cold, whatever residency says of them now.
+	// The page at end is not cached: the read started reading the pages
+	// it asked for from there, which were cold whatever residency says
+	// of them now. A read that failed otherwise (no RWF_NOWAIT here)
+	// read nothing in.
 	e.clean = max(e.clean, end)
-	e.settle(f, e.clean, off+int64(len(b)))
+	coldTo := e.clean
+	if missingPage(err) {
+		coldTo = off + int64(len(b))
+	}
+	e.settle(f, e.clean, coldTo)
 	return n
 }
 

@@ -155,3 +155,8 @@ func readCachedOnly(f fder, b []byte, off int64) (int, error) {
 		return int(n), nil
 	}
 }
+
+// missingPage reports whether readCachedOnly's error (or short count,
+// with err nil) means a page was not cached, rather than that the kernel
+// or file system does not take RWF_NOWAIT.
+func missingPage(err error) bool { return err == nil || err == unix.EAGAIN }

@@ -21,3 +21,5 @@ func readAhead(fder) {}
 func residencyFrom(fder, int64, int64) []uint64 { return nil }
 
 func readCachedOnly(fder, []byte, int64) (int, error) { return 0, errors.ErrUnsupported }
+
+func missingPage(error) bool { return false }
