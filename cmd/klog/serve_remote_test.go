@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -49,20 +47,8 @@ func TestServeRemoteS3(t *testing.T) {
 			endpoint := klogtest.FakeS3(t, filepath.Join(kw, c.store), "kafka-archive", "prod/")
 			dir := t.TempDir()
 			klogtest.CopyLogDir(t, filepath.Join(kw, c.logDir), dir)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var stderr lockedBuffer
-			done := make(chan int, 1)
-			go func() {
-				done <- run(ctx, append([]string{"klog", "serve", "--log-dir", dir, "--listen", "127.0.0.1:0", "--state", t.TempDir(),
-					"--remote", "s3://kafka-archive/prod/", "--s3-endpoint", endpoint, "--s3-region", "eu-west-1"}, c.args...),
-					strings.NewReader(""), &bytes.Buffer{}, &stderr)
-			}()
-			m := stderr.waitMatch(regexp.MustCompile(`on (127\.0\.0\.1:\d+) \(read-only`))
-			if m == nil {
-				t.Fatalf("serve did not start: %s", stderr.String())
-			}
-			addr := m[1]
+			addr, stderr, stop := runServeCmd(t, append([]string{"--log-dir", dir,
+				"--remote", "s3://kafka-archive/prod/", "--s3-endpoint", endpoint, "--s3-region", "eu-west-1"}, c.args...)...)
 			if strings.Contains(stderr.String(), "WARNING") {
 				t.Errorf("a warning with the tier in place: %s", stderr.String())
 			}
@@ -81,14 +67,8 @@ func TestServeRemoteS3(t *testing.T) {
 					t.Errorf("ListOffsets %d = %d, want %d", q.ts, off, q.want)
 				}
 			}
-			cancel()
-			select {
-			case code := <-done:
-				if code != ExitOK {
-					t.Errorf("exit %d: %s", code, stderr.String())
-				}
-			case <-time.After(15 * time.Second):
-				t.Fatal("serve did not stop")
+			if code := stop(); code != ExitOK {
+				t.Errorf("exit %d: %s", code, stderr.String())
 			}
 		})
 	}
@@ -103,31 +83,13 @@ func TestServeRemoteWrongPrefix(t *testing.T) {
 	endpoint := klogtest.FakeS3(t, filepath.Join(kw, "local-tiered/remote"), "kafka-archive", "prod/")
 	dir := t.TempDir()
 	klogtest.CopyLogDir(t, filepath.Join(kw, "local-tiered/broker-logdir"), dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"klog", "serve", "--log-dir", dir, "--listen", "127.0.0.1:0", "--state", t.TempDir(),
-			"--remote", "s3://kafka-archive/prdo/", "--s3-endpoint", endpoint, "--s3-region", "eu-west-1"},
-			strings.NewReader(""), &bytes.Buffer{}, &stderr)
-	}()
-	m := stderr.waitMatch(regexp.MustCompile(`on (127\.0\.0\.1:\d+) \(read-only`))
-	if m == nil {
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
+	addr, stderr, _ := runServeCmd(t, "--log-dir", dir, "--remote", "s3://kafka-archive/prdo/", "--s3-endpoint", endpoint, "--s3-region", "eu-west-1")
 	want := `klog: serve: WARNING: orders-0: __remote_log_metadata names 3 copied segments (offsets 8-28) but the remote tier under "prdo/" holds none of its objects; offsets below the local log start are out of range`
 	if !strings.Contains(stderr.String(), want+"\n") {
 		t.Errorf("stderr:\n%s\nwant the line\n%s", stderr.String(), want)
 	}
-	if off := listOffset(t, m[1], -2); off != 29 {
+	if off := listOffset(t, addr, -2); off != 29 {
 		t.Errorf("ListOffsets -2 = %d, want the local log start 29", off)
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
 	}
 }
 

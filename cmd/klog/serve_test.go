@@ -117,24 +117,49 @@ func TestServeUsage(t *testing.T) {
 }
 
 // TestServeEndToEnd: `klog serve` serves a kgo consumer, logs requests,
+// runServeCmd runs klog serve with args, read-only on a port of 127.0.0.1
+// with its state in a temporary directory, and returns once it listens:
+// its address, its stderr, and stop, which ends it as SIGINT would and
+// gives its exit code (the test fails if it does not stop in 15 s).
+func runServeCmd(t *testing.T, args ...string) (addr string, stderr *lockedBuffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr = &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"klog", "serve", "--listen", "127.0.0.1:0", "--state", t.TempDir()}, args...),
+			strings.NewReader(""), &bytes.Buffer{}, stderr)
+	}()
+	stopped := false
+	stop = func() int {
+		t.Helper()
+		if stopped {
+			return -1
+		}
+		stopped = true
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(15 * time.Second):
+			t.Fatal("serve did not stop")
+			return -1
+		}
+	}
+	t.Cleanup(func() { stop() })
+	m := stderr.waitMatch(regexp.MustCompile(`on (127\.0\.0\.1:\d+) \(read-only`))
+	if m == nil {
+		t.Fatalf("serve did not start: %s", stderr.String())
+	}
+	return m[1], stderr, stop
+}
+
 // and stops cleanly (exit 0) when its context ends, as on SIGINT/SIGTERM.
 func TestServeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "orders-0"))
 	reqLog := filepath.Join(t.TempDir(), "requests.jsonl")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"klog", "serve", "--log-dir", dir, "--listen", "127.0.0.1:0", "--state", t.TempDir(),
-			"--request-log", reqLog}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
-	}()
-	m := stderr.waitMatch(regexp.MustCompile(`on (127\.0\.0\.1:\d+) \(read-only`))
-	if m == nil {
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
-	addr := m[1]
+	addr, stderr, stop := runServeCmd(t, "--log-dir", dir, "--request-log", reqLog)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
 		t.Fatal(err)
@@ -149,14 +174,8 @@ func TestServeEndToEnd(t *testing.T) {
 	if n != 59 {
 		t.Fatalf("consumed %d records, want 59", n)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != ExitOK || !strings.Contains(stderr.String(), "klog: serve: stopped") {
-			t.Fatalf("exit %d, stderr %s", code, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
+	if code := stop(); code != ExitOK || !strings.Contains(stderr.String(), "klog: serve: stopped") {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
 	}
 	data, _ := os.ReadFile(reqLog)
 	if !strings.Contains(string(data), `"apiName":"Fetch"`) {
