@@ -155,11 +155,11 @@ func topicSlashPartition(p string) string {
 func addressingError(c *cli.Context) error {
 	switch {
 	case c.IsSet(partFlag.Name) && !c.IsSet(topicFlag.Name):
-		return usageError("%s: -p/--partition %s goes with -t/--topic TOPIC (kcat's -t TOPIC -p N)", c.Command.Name, c.String(partFlag.Name))
+		return usageError("%s: -p/--partition %s goes with -t/--topic TOPIC (kcat's -t TOPIC -p N)", commandPath(c), c.String(partFlag.Name))
 	case c.IsSet(partFlag.Name):
-		return usageError("%s: -p/--partition wants a partition number, got %q", c.Command.Name, c.String(partFlag.Name))
+		return usageError("%s: -p/--partition wants a partition number, got %q", commandPath(c), c.String(partFlag.Name))
 	case c.IsSet(topicFlag.Name):
-		return usageError("%s: -t/--topic is empty", c.Command.Name)
+		return usageError("%s: -t/--topic is empty", commandPath(c))
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ const defaultVersion = "0.1.0-dev"
 func int32Flags(c *cli.Context, names ...string) error {
 	for _, n := range names {
 		if v := c.Int(n); v < 0 || v > math.MaxInt32 {
-			return usageError("%s: --%s must be between 0 and %d, got %d", c.Command.Name, n, math.MaxInt32, v)
+			return usageError("%s: --%s must be between 0 and %d, got %d", commandPath(c), n, math.MaxInt32, v)
 		}
 	}
 	return nil

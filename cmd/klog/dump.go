@@ -302,10 +302,10 @@ func recordOptions(c *cli.Context, data bool) (ndjson.Options, error) {
 	opts := ndjson.Options{Data: data}
 	var err error
 	if opts.KeyEncoding, err = ndjson.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
-		return opts, usageError("%s: --key-encoding: %v", c.Command.Name, err)
+		return opts, usageError("%s: --key-encoding: %v", commandPath(c), err)
 	}
 	if opts.ValueEncoding, err = ndjson.ParseEncoding(c.String(valueEncFlag.Name)); err != nil {
-		return opts, usageError("%s: --value-encoding: %v", c.Command.Name, err)
+		return opts, usageError("%s: --value-encoding: %v", commandPath(c), err)
 	}
 	return opts, nil
 }

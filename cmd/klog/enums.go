@@ -55,7 +55,7 @@ func checkEnums(c *cli.Context) error {
 		if s := suggest(v, shown); s != "" {
 			msg += " (did you mean " + s + "?)"
 		}
-		return usageError("%s: --%s: %s", c.Command.Name, f.Names()[0], msg)
+		return usageError("%s: --%s: %s", commandPath(c), f.Names()[0], msg)
 	}
 	return nil
 }

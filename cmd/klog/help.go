@@ -43,12 +43,13 @@ func unknownCommand(app *cli.App, name string) error {
 }
 
 // usageErrorHandler turns urfave/cli's flag errors into one line:
-// "dump: unknown flag --jsn (did you mean --json?)".
+// "dump: unknown flag --jsn (did you mean --json?)". A subcommand's is named
+// with its parents ("tiered ls: ..."), as klog ls is another command.
 func usageErrorHandler(c *cli.Context, err error, isSubcommand bool) error {
 	prefix := ""
 	var flags []cli.Flag
 	if isSubcommand && c.Command != nil {
-		prefix = c.Command.Name + ": "
+		prefix = commandPath(c) + ": "
 		flags = c.Command.Flags
 	} else {
 		flags = c.App.Flags
@@ -79,6 +80,23 @@ func usageErrorHandler(c *cli.Context, err error, isSubcommand bool) error {
 		}
 	}
 	return usageError("%s%s", prefix, msg)
+}
+
+// commandPath names c's command with the commands above it: "tiered ls".
+func commandPath(c *cli.Context) string {
+	var names []string
+	var last *cli.Command
+	for _, ctx := range c.Lineage() {
+		// The app's own contexts hold a root command named as the app.
+		if cmd := ctx.Command; cmd != nil && cmd != last && cmd.Name != "" && cmd.Name != c.App.Name {
+			names = append([]string{cmd.Name}, names...)
+			last = cmd
+		}
+	}
+	if len(names) == 0 && c.Command != nil {
+		return c.Command.Name
+	}
+	return strings.Join(names, " ")
 }
 
 // suggest returns the candidate closest to s, if it is close enough

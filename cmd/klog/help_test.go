@@ -3,30 +3,47 @@ package main
 import (
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // TestMistakesAreOneLine: for every command, an unknown flag, a misspelt
 // flag and a flag missing its value give one line on stderr, nothing on
-// stdout, exit 2.
+// stdout, exit 2. The line names a subcommand with its parent ("tiered ls:"),
+// as klog ls is another command.
 func TestMistakesAreOneLine(t *testing.T) {
+	type command struct {
+		path []string
+		cmd  *cli.Command
+	}
+	var cmds []command
 	for _, cmd := range newApp(nil, io.Discard, io.Discard).Commands {
-		cases := [][]string{{cmd.Name, "x", "--no-such-flag"}}
+		cmds = append(cmds, command{[]string{cmd.Name}, cmd})
+		for _, sub := range cmd.Subcommands {
+			cmds = append(cmds, command{[]string{cmd.Name, sub.Name}, sub})
+		}
+	}
+	for _, c := range cmds {
+		cmd, name := c.cmd, strings.Join(c.path, " ")
+		with := func(args ...string) []string { return append(slices.Clone(c.path), args...) }
+		cases := [][]string{with("x", "--no-such-flag")}
 		for _, f := range cmd.Flags {
 			n := f.Names()[0]
 			if len(n) < 4 || n == "help" {
 				continue
 			}
 			// Drop a letter in the middle: --jsn for --json.
-			cases = append(cases, []string{cmd.Name, "--" + n[:len(n)/2] + n[len(n)/2+1:], "x"})
+			cases = append(cases, with("--"+n[:len(n)/2]+n[len(n)/2+1:], "x"))
 			if _, optional := f.(*optionalStringFlag); flagTakesValue(f) && !optional {
-				cases = append(cases, []string{cmd.Name, "x", "--" + n})
+				cases = append(cases, with("x", "--"+n))
 			}
 		}
 		for _, args := range cases {
 			code, out, errs := klog(t, args...)
-			if code != ExitTrouble || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "klog: "+cmd.Name+": ") {
+			if code != ExitTrouble || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "klog: "+name+": ") {
 				t.Errorf("klog %s: exit %d, stdout %q, stderr %q; want exit 2 and one line", strings.Join(args, " "), code, clip(out), errs)
 			}
 		}

@@ -49,7 +49,7 @@ var groupFlag = &cli.StringFlag{Name: "group", Aliases: []string{"G"}, Usage: "t
 // (nil when none is given); json says the command prints JSON, which a
 // format string replaces, so both may not be given.
 func payloadView(c *cli.Context, dirs []string, json bool) (*payload.View, error) {
-	name := c.Command.Name
+	name := commandPath(c)
 	if f := c.String(rpkFormatFlag.Name); c.IsSet(rpkFormatFlag.Name) && !strings.Contains(f, "%") {
 		return nil, usageError("%s: --format takes rpk's format string (with a %%, such as '%%k %%v\\n'), got %q", name, f)
 	}
@@ -82,7 +82,7 @@ func sayDecodeFailures(c *cli.Context, v *payload.View) {
 	if v == nil || !v.Decodes() {
 		return
 	}
-	name, w := c.Command.Name, c.App.ErrWriter
+	name, w := commandPath(c), c.App.ErrWriter
 	v.OnDecodeFailure = func(r *payload.Rec, field string, err error) {
 		fmt.Fprintf(w, "klog: %s: %s-%d offset %d: %s: %s does not decode: %v\n",
 			name, r.Topic, r.Partition, r.Record.Offset, verify.KindRecordDecode, field, err)
@@ -104,7 +104,7 @@ func whereFailed(c *cli.Context, v *payload.View) {
 		return
 	}
 	if err := v.Where.Err(); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "klog: %s: %v (such records did not match)\n", c.Command.Name, err)
+		fmt.Fprintf(c.App.ErrWriter, "klog: %s: %v (such records did not match)\n", commandPath(c), err)
 	}
 }
 
@@ -121,7 +121,7 @@ type payloadOptions struct {
 func readPayloadOptions(c *cli.Context, dirs []string) (payloadOptions, error) {
 	var o payloadOptions
 	var err error
-	name := c.Command.Name
+	name := commandPath(c)
 	if o.keyFormat, err = parseFormatFlag(c, keyFormatFlag.Name); err != nil {
 		return o, err
 	}
@@ -165,7 +165,7 @@ func parseFormatFlag(c *cli.Context, flag string) (schema.Format, error) {
 		if s := suggest(c.String(flag), schema.FormatNames()); s != "" {
 			msg += " (did you mean " + s + "?)"
 		}
-		return f, usageError("%s: --%s: %s", c.Command.Name, flag, msg)
+		return f, usageError("%s: --%s: %s", commandPath(c), flag, msg)
 	}
 	return f, nil
 }
@@ -192,7 +192,7 @@ func schemaSources(c *cli.Context, dirs []string) (schema.Source, error) {
 }
 
 func openSchemaSource(c *cli.Context, p string) (schema.Source, error) {
-	name := c.Command.Name
+	name := commandPath(c)
 	if strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://") {
 		r, err := schema.NewRegistry(p, nil)
 		if err != nil {
@@ -226,7 +226,7 @@ func openSchemaSource(c *cli.Context, p string) (schema.Source, error) {
 func parseWhere(c *cli.Context) (*filter.Filter, error) {
 	f, err := filter.Parse(c.String(whereFlag.Name))
 	if err != nil {
-		return nil, usageError("%s: --where: %v", c.Command.Name, err)
+		return nil, usageError("%s: --where: %v", commandPath(c), err)
 	}
 	return f, nil
 }

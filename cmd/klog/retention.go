@@ -87,7 +87,7 @@ func runRetention(c *cli.Context) error {
 // --retention-bytes, --cleanup-policy over it) and the clock (--now) of
 // retention and report.
 func retentionConfig(c *cli.Context) (inspect.RetentionConfig, int64, error) {
-	name := c.Command.Name
+	name := commandPath(c)
 	cfg := inspect.DefaultRetentionConfig()
 	if p := c.String(retentionConfigFlag.Name); p != "" {
 		data, err := safeio.ReadFile(p, safeio.MaxCheckpointBytes)

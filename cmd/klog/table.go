@@ -26,11 +26,11 @@ func outputFormat(c *cli.Context, jsonFlag string) (string, error) {
 	switch f {
 	case "table", "tsv", "json":
 	default:
-		return "", usageError("%s: --format must be table, tsv or json, got %q", c.Command.Name, f)
+		return "", usageError("%s: --format must be table, tsv or json, got %q", commandPath(c), f)
 	}
 	if c.Bool(jsonFlag) {
 		if c.IsSet(formatFlag.Name) && f != "json" {
-			return "", usageError("%s: --json and --format %s exclude each other", c.Command.Name, f)
+			return "", usageError("%s: --json and --format %s exclude each other", commandPath(c), f)
 		}
 		return "json", nil
 	}

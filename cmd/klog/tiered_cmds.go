@@ -314,6 +314,16 @@ func runTieredRetention(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Kafka refuses these values (LogConfig's validators): an answer under
+	// retention.ms -5 would be one no broker gives.
+	for _, b := range []struct {
+		f   *cli.Int64Flag
+		min int64
+	}{{tieredRetMsFlag, -1}, {tieredLocalMsFlag, -2}, {tieredLocalBytesFlag, -2}} {
+		if v := c.Int64(b.f.Name); v < b.min {
+			return usageError("tiered retention: --%s %d is below %d (%s)", b.f.Name, v, b.min, b.f.Usage)
+		}
+	}
 	s, err := readTieredSetup(c)
 	if err != nil {
 		return err
