@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/klog-dev/klog/cluster"
 	"github.com/klog-dev/klog/internaltopic"
@@ -101,6 +102,11 @@ func runGroups(c *cli.Context) error {
 	}
 	if err := writeView(c.App.Writer, func(w io.Writer) error { return renderGroups(c, w, rep) }); err != nil {
 		return fail("groups", err)
+	}
+	if len(rep.Read) == 0 {
+		// The tables are empty: say why, or an operator pointing at the
+		// wrong directory reads "no group" in a blank screen.
+		fmt.Fprintf(c.App.ErrWriter, "klog: groups: no %s-N partition directory in %s\n", cluster.OffsetsTopic, strings.Join(args, ", "))
 	}
 	return groupsExit(c, rep)
 }
