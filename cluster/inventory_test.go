@@ -202,3 +202,26 @@ func TestImageCheckDirectories(t *testing.T) {
 		t.Errorf("findings %+v", fs)
 	}
 }
+
+// TestDiscoverReadsThroughLinks: a partition directory that is a symbolic
+// link is listed as a partition, as verify, find and dump read through it
+// (ls listed it as an unknown file); a dangling link stays unknown.
+func TestDiscoverReadsThroughLinks(t *testing.T) {
+	target, ld := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(target, "orders-0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(target, "orders-0"), filepath.Join(ld, "orders-0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(target, "gone-0"), filepath.Join(ld, "gone-0")); err != nil {
+		t.Fatal(err)
+	}
+	dirs := discover(t, ld)
+	if len(dirs) != 1 || len(dirs[0].Partitions) != 1 || dirs[0].Partitions[0].Topic != "orders" {
+		t.Fatalf("partitions %+v, want orders-0", dirs[0].Partitions)
+	}
+	if u := dirs[0].Unknown; len(u) != 1 || filepath.Base(u[0]) != "gone-0" {
+		t.Errorf("unknown %q, want the dangling gone-0", u)
+	}
+}

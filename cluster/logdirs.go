@@ -158,7 +158,16 @@ func readLogDir(path string) (*LogDir, error) {
 	for _, de := range des {
 		name := de.Name()
 		p := filepath.Join(path, name)
-		if !de.IsDir() {
+		isDir := de.IsDir()
+		if de.Type()&fs.ModeSymlink != 0 {
+			// Readers read through a link, as verify, find and dump do: a
+			// symlinked partition directory is a partition (a dangling
+			// link is unknown).
+			if st, err := os.Stat(p); err == nil {
+				isDir = st.IsDir()
+			}
+		}
+		if !isDir {
 			if !logDirFiles[name] && !strings.HasSuffix(name, ".tmp") {
 				ld.Unknown = append(ld.Unknown, p)
 			}
