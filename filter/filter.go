@@ -93,7 +93,13 @@ func Parse(expr string) (*Filter, error) {
 	}
 	ast, iss := e.Compile(expr)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("%w: %v", ErrExpression, iss.Err())
+		// One line, as every usage error: CEL's own text adds the
+		// expression and a caret on lines of their own.
+		var msgs []string
+		for _, ce := range iss.Errors() {
+			msgs = append(msgs, fmt.Sprintf("column %d: %s", ce.Location.Column()+1, ce.Message))
+		}
+		return nil, fmt.Errorf("%w: %s", ErrExpression, strings.Join(msgs, "; "))
 	}
 	if !ast.OutputType().IsExactType(types.BoolType) && !ast.OutputType().IsExactType(types.DynType) {
 		return nil, fmt.Errorf("%w: %q gives %s, not a bool", ErrExpression, expr, ast.OutputType())

@@ -3,6 +3,7 @@ package filter
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -64,8 +65,8 @@ func TestRawAndNull(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{`offset +`, `offset + 1`, `nosuch == 1`, `"a"`} {
-		if _, err := Parse(bad); !errors.Is(err, ErrExpression) {
-			t.Errorf("%q: %v", bad, err)
+		if _, err := Parse(bad); !errors.Is(err, ErrExpression) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v; want ErrExpression on one line", bad, err)
 		}
 	}
 }
