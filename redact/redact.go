@@ -178,6 +178,12 @@ func PartitionContext(ctx context.Context, src, dst string, opts Options) (*Resu
 	if err := safeio.CheckOutside(dst, src); err != nil {
 		return nil, err
 	}
+	// An output that is a symbolic link (to an empty directory) would be
+	// written through, and the broker lock checked beside the link, not
+	// beside its target: refused, as every writer into a partition does.
+	if err := partition.CheckNotLink(dst); err != nil {
+		return nil, err
+	}
 	if des, err := os.ReadDir(dst); err == nil && len(des) > 0 {
 		return nil, errors.New(dst + ": output directory exists and is not empty")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/internal/verifytest"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 	"github.com/klog-dev/klog/verify"
 )
@@ -262,6 +263,24 @@ func TestRedactRefusesNonEmptyOutput(t *testing.T) {
 	}
 	if _, err := Partition(filepath.Join(t.TempDir(), "missing"), filepath.Join(t.TempDir(), "o"), Options{}); err == nil || errors.Is(err, io.EOF) {
 		t.Fatal("no error for a missing source")
+	}
+}
+
+// TestRedactRefusesLinkedOutput: an output directory that is a symbolic
+// link to an empty directory is refused and nothing is written at its
+// target (before, the copy went through the link).
+func TestRedactRefusesLinkedOutput(t *testing.T) {
+	target := t.TempDir()
+	dst := filepath.Join(t.TempDir(), "out")
+	if err := os.Symlink(target, dst); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Partition(filepath.Join("..", "testdata", "segments", "kafka-written", "v2-none"), dst, Options{})
+	if !errors.Is(err, partition.ErrLinkedDir) {
+		t.Fatalf("err %v, want partition.ErrLinkedDir", err)
+	}
+	if des, _ := os.ReadDir(target); len(des) != 0 {
+		t.Errorf("written through the link: %d files at its target", len(des))
 	}
 }
 
