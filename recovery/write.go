@@ -198,7 +198,7 @@ func writeNew(path string, data []byte, perm os.FileMode) error {
 // never what a link points at; a src that ends before pos+n is a
 // *safeio.ShrankError.
 func copyRange(ctx context.Context, src, dst string, pos, n int64) error {
-	if err := safeio.CheckRegular(src); err != nil {
+	if err := safeio.CheckSource(src); err != nil {
 		return err
 	}
 	out, err := safeio.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, safeio.OutputPerm(src))

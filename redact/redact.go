@@ -661,7 +661,7 @@ func closeErr(f *os.File, err *error) {
 func copyFile(src, dst string) (err error) {
 	// Never what a symlink in the source points at (refused first, so no
 	// empty copy is left behind), never a file that shrank meanwhile.
-	if err := safeio.CheckRegular(src); err != nil {
+	if err := safeio.CheckSource(src); err != nil {
 		return err
 	}
 	out, err := create(dst, src)

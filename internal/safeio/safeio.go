@@ -79,7 +79,11 @@ func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	f, err := openNoFollow(path, flag, perm)
 	if err != nil {
 		if isLoop(err) {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("is a symlink; klog does not write through symlinks")}
+			msg := "is a symlink; klog does not write through symlinks"
+			if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+				msg = errSymlinkSource
+			}
+			return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New(msg)}
 		}
 		return nil, err
 	}
@@ -114,6 +118,21 @@ func CheckRegular(path string) error {
 		return &fs.PathError{Op: "open", Path: path, Err: errors.New(what)}
 	}
 	return nil
+}
+
+// errSymlinkSource says why a writer refuses a source that is a symlink:
+// it reads the link, it would write nothing through it.
+const errSymlinkSource = "is a symlink; klog copies a partition's own files, never what a symlink points at"
+
+// CheckSource is CheckRegular for a file a writer copies (recover
+// --output, redact): a symlink is refused with a message that says the
+// link is not copied, as nothing is written through it.
+func CheckSource(path string) error {
+	st, err := os.Lstat(path)
+	if err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return &fs.PathError{Op: "open", Path: path, Err: errors.New(errSymlinkSource)}
+	}
+	return CheckRegular(path)
 }
 
 // CheckReplaceable reports an error unless path is missing or a regular

@@ -2,6 +2,7 @@ package safeio
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,31 @@ func TestOpenFileRefusesSymlinksAndSpecialFiles(t *testing.T) {
 	f.Close()
 	if st, _ := os.Stat(filepath.Join(dir, "new")); st.Mode().Perm() != 0o600 {
 		t.Errorf("new file mode %v", st.Mode().Perm())
+	}
+}
+
+// TestSymlinkedSourceMessage: a symlink a writer would only read (a source
+// recover --output or redact copies) is refused as a source, not as a
+// place written through.
+func TestSymlinkedSourceMessage(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(target, link)
+	for what, err := range map[string]error{"CheckSource": CheckSource(link), "OpenFile O_RDONLY": func() error {
+		_, err := OpenFile(link, os.O_RDONLY, 0)
+		return err
+	}()} {
+		if err == nil || !strings.Contains(err.Error(), "never what a symlink points at") || strings.Contains(err.Error(), "write") {
+			t.Errorf("%s of a symlink: %v", what, err)
+		}
+	}
+	if err := CheckSource(target); err != nil {
+		t.Errorf("CheckSource of a regular file: %v", err)
+	}
+	if err := CheckSource(dir); !strings.Contains(fmt.Sprint(err), "not a regular file") {
+		t.Errorf("CheckSource of a directory: %v", err)
 	}
 }
 
