@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/verify"
 )
 
@@ -182,4 +185,38 @@ func TestCheckFixtures(t *testing.T) {
 		})
 	}
 	_ = verify.KindCRCMismatch
+}
+
+// TestMetadataTailIsAProblem: bytes after the last whole batch of a
+// __remote_log_metadata segment (a cut write, a file that is no log) are a
+// metadata problem naming the file and the byte, not the quiet end of the
+// metadata (verify exited 0 on a metadata log that was /etc/passwd).
+func TestMetadataTailIsAProblem(t *testing.T) {
+	t.Parallel()
+	md := filepath.Join(t.TempDir(), "__remote_log_metadata-12")
+	klogtest.CopyPartition(t, fixtures+"/local-tiered/broker-logdir/__remote_log_metadata-12", md)
+	log := filepath.Join(md, "00000000000000000000.log")
+	clean, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"cut batch", append(slices.Clone(clean), clean[:100]...), "stops at byte " + itoa(int64(len(clean))) + ": 100 bytes after the last whole batch"},
+		{"not a log", []byte(strings.Repeat("root:x:0:0:root:/root:/bin/bash\n", 40)), "stops at byte 0: 1280 bytes after the last whole batch"},
+	} {
+		if err := os.WriteFile(log, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lin := NewLineage()
+		if err := ReadMetadata(context.Background(), []string{md}, lin); err != nil {
+			t.Fatal(err)
+		}
+		if len(lin.Problems) != 1 || !strings.Contains(lin.Problems[0].Message, log+": the metadata "+c.want) {
+			t.Errorf("%s: problems %+v, want one saying %q", c.name, lin.Problems, c.want)
+		}
+	}
 }

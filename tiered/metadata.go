@@ -116,6 +116,17 @@ func readMetadataLog(ctx context.Context, path, name string, rr *format.RecordRe
 			}
 		}
 	}
+	// Bytes after the last whole batch that do not start one (a cut write,
+	// or a file that is not a log) hold records no broker reads: said, not
+	// passed over as the end of the metadata.
+	if t := sc.Tail(); t.Kind == format.TailPartial || t.Kind == format.TailCorrupt {
+		off := t.Offset
+		if t.Kind == format.TailCorrupt {
+			off = -1 // the offset field of bytes that are no batch means nothing
+		}
+		l.Problems = append(l.Problems, MetadataProblem{Pos: MetadataPos{Partition: name, Offset: off},
+			Message: path + ": the metadata stops at byte " + itoa(t.Pos) + ": " + itoa(t.Bytes) + " bytes after the last whole batch (" + t.Kind.String() + ")"})
+	}
 	return nil
 }
 

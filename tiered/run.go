@@ -136,10 +136,19 @@ func Run(ctx context.Context, o Options, fn func(*PartitionReport) error) (*Summ
 		}
 		pos := p.Pos
 		sum.Unplaced = append(sum.Unplaced, Finding{Problem: verify.Problem{Kind: KindMetadataInvalid, Position: -1, Offset: -1, Message: p.Message},
-			Partition: p.Partition.String(), TopicID: p.Partition.TopicID.String(), SegmentID: segID(p.SegmentID), Metadata: &pos})
+			Partition: partName(p.Partition), TopicID: segID(p.Partition.TopicID), SegmentID: segID(p.SegmentID), Metadata: &pos})
 		sum.Findings++
 	}
 	return sum, nil
+}
+
+// partName is tp's name, "" for a problem of no partition (a metadata
+// batch that fails its CRC, bytes that are no batch), not "-0".
+func partName(tp TopicPartition) string {
+	if tp == (TopicPartition{}) {
+		return ""
+	}
+	return tp.String()
 }
 
 func segID(u Uuid) string {

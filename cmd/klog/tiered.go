@@ -13,6 +13,7 @@ import (
 	"github.com/klog-dev/klog/objstore"
 	"github.com/klog-dev/klog/serve"
 	"github.com/klog-dev/klog/tiered"
+	"github.com/klog-dev/klog/verify"
 	"github.com/urfave/cli/v2"
 )
 
@@ -232,11 +233,19 @@ func tieredExit(c *cli.Context, sum *tiered.Summary, first *tiered.Finding, err 
 		return troubleError("")
 	}
 	if judge && sum.Findings > 0 && first != nil {
+		// Named by its object, else its partition, else (a metadata batch
+		// of no partition) the metadata record, as the other views' line.
 		at := first.Key
 		if at == "" {
 			at = first.Partition
 		}
-		fmt.Fprintf(c.App.ErrWriter, "klog: %s: %d findings; the first: %s at position %d, offset %d: %s: %s\n", cmd, sum.Findings, at, first.Position, first.Offset, first.Kind, first.Message)
+		if at == "" && first.Metadata != nil {
+			at = first.Metadata.Partition
+			if first.Metadata.Offset >= 0 {
+				at = first.Metadata.String()
+			}
+		}
+		fmt.Fprintf(c.App.ErrWriter, "klog: %s: %s\n", cmd, findingsLine(sum.Findings, &verify.Problem{Path: at, Position: first.Position, Offset: first.Offset, Kind: first.Kind, Message: first.Message}))
 		return findingsError("")
 	}
 	return nil
