@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klog-dev/klog/internal/klogtest"
+	"github.com/klog-dev/klog/internal/s3test"
 	"github.com/klog-dev/klog/objstore"
 )
 
@@ -20,7 +20,7 @@ import (
 // "tiered" under prefix, from an in-process S3 (gofakes3).
 func fakeBucket(t *testing.T, root, prefix string) *objstore.S3 {
 	t.Helper()
-	endpoint := klogtest.FakeS3(t, root, "tiered", prefix)
+	endpoint := s3test.FakeS3(t, root, "tiered", prefix)
 	st, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: endpoint})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestVersityGW(t *testing.T) {
 				store = root + "/storage"
 			}
 			ep := versityGW(t, bucketDir(t, store, "prod"), "klogtest", "klog-secret")
-			klogtest.S3Env(t, "klogtest", "klog-secret")
+			s3test.S3Env(t, "klogtest", "klog-secret")
 			st, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: ep, MaxAttempts: 2})
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +175,7 @@ func TestVersityGW(t *testing.T) {
 			if d, s := strings.Join(kinds(dreps, dsum), "\n"), strings.Join(kinds(sreps, ssum), "\n"); d != s || ssum.Objects != dsum.Objects {
 				t.Errorf("through versitygw (%d objects):\n%s\nfrom the directory (%d):\n%s", ssum.Objects, s, dsum.Objects, d)
 			}
-			klogtest.S3Env(t, "klogtest", "not-the-secret")
+			s3test.S3Env(t, "klogtest", "not-the-secret")
 			bad, err := objstore.NewS3(context.Background(), "tiered", objstore.S3Options{Endpoint: ep, MaxAttempts: 1})
 			if err != nil {
 				t.Fatal(err)

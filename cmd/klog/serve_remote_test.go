@@ -10,6 +10,7 @@ import (
 
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/klogtest"
+	"github.com/klog-dev/klog/internal/s3test"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,7 +45,7 @@ func TestServeRemoteS3(t *testing.T) {
 			[]string{"--key-pair", "key1=" + filepath.Join(kw, "aiven", "keys", "private.pem")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			endpoint := klogtest.FakeS3(t, filepath.Join(kw, c.store), "kafka-archive", "prod/")
+			endpoint := s3test.FakeS3(t, filepath.Join(kw, c.store), "kafka-archive", "prod/")
 			dir := t.TempDir()
 			klogtest.CopyLogDir(t, filepath.Join(kw, c.logDir), dir)
 			addr, stderr, stop := runServeCmd(t, append([]string{"--log-dir", dir,
@@ -80,7 +81,7 @@ func TestServeRemoteS3(t *testing.T) {
 // remote segments, so a typo does not hide the archive without a word.
 func TestServeRemoteWrongPrefix(t *testing.T) {
 	kw := filepath.Join("..", "..", "tiered", "testdata", "kafka-written")
-	endpoint := klogtest.FakeS3(t, filepath.Join(kw, "local-tiered/remote"), "kafka-archive", "prod/")
+	endpoint := s3test.FakeS3(t, filepath.Join(kw, "local-tiered/remote"), "kafka-archive", "prod/")
 	dir := t.TempDir()
 	klogtest.CopyLogDir(t, filepath.Join(kw, "local-tiered/broker-logdir"), dir)
 	addr, stderr, _ := runServeCmd(t, "--log-dir", dir, "--remote", "s3://kafka-archive/prdo/", "--s3-endpoint", endpoint, "--s3-region", "eu-west-1")

@@ -1,4 +1,7 @@
-package klogtest
+// Package s3test serves fixture trees from an in-process S3 for tests. It is
+// not in klogtest because gofakes3 would then be a dependency of every
+// module that uses klogtest (internal/interop is one of its own).
+package s3test
 
 import (
 	"bytes"
