@@ -357,3 +357,32 @@ func TestNoWriteThroughLinkedPartition(t *testing.T) {
 		t.Errorf("the link's target holds %d entries", len(des))
 	}
 }
+
+// TestOpenRefusesNonPartitionDir: an existing directory that holds files
+// but none of a partition's (a log dir given for a partition, /etc) is
+// refused and left as it was; an empty one is a new partition.
+func TestOpenRefusesNonPartitionDir(t *testing.T) {
+	logDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(logDir, "meta.properties"), []byte("node.id=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(logDir, "orders-0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, err := produce.Open(logDir, produce.Options{})
+	if err == nil {
+		a.Close()
+		t.Fatal("Open of a log dir succeeded")
+	}
+	if !errors.Is(err, produce.ErrNotPartitionDir) || !strings.Contains(err.Error(), logDir) {
+		t.Errorf("error %q, want ErrNotPartitionDir naming the directory", err)
+	}
+	if des, _ := os.ReadDir(logDir); len(des) != 2 {
+		t.Errorf("the log dir holds %d entries, want its 2", len(des))
+	}
+	a, err = produce.Open(filepath.Join(logDir, "orders-0"), produce.Options{})
+	if err != nil {
+		t.Fatalf("Open of an empty directory: %v", err)
+	}
+	a.Close()
+}

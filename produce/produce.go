@@ -222,6 +222,13 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 		broker.Release()
 		return nil, err
 	}
+	// Under the lock: a writer that created the directory has written a
+	// partition's files before it let go.
+	if err := checkPartitionDir(dir, created); err != nil {
+		lock.Close()
+		broker.Release()
+		return nil, err
+	}
 	a := &Appender{dir: dir, opts: opts, lock: lock, broker: broker}
 	if err := a.load(created); err != nil {
 		a.closeFiles()
@@ -230,6 +237,24 @@ func OpenContext(ctx context.Context, dir string, opts Options) (*Appender, erro
 		return nil, err
 	}
 	return a, nil
+}
+
+// ErrNotPartitionDir is a directory Open refuses to append to: it holds
+// entries and none of a partition's files.
+var ErrNotPartitionDir = errors.New("is not empty and holds none of a partition's files (no segment, index, snapshot, leader-epoch-checkpoint or partition.metadata): klog appends only to a partition directory, a new one or an empty one")
+
+// checkPartitionDir refuses an existing directory that is not a partition
+// directory and not empty: a log dir given for one of its partitions, or
+// /etc, got a segment, indexes and checkpoints among its files.
+func checkPartitionDir(dir string, created bool) error {
+	if created || partition.IsPartitionDir(dir) {
+		return nil
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil || len(des) == 0 {
+		return nil // MkdirAll says what is wrong with a file or a bad path
+	}
+	return &fs.PathError{Op: "append to", Path: dir, Err: ErrNotPartitionDir}
 }
 
 // Log is the partition model the Appender keeps current: readers (fetch,
