@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/klog-dev/klog/dump"
@@ -238,12 +239,33 @@ func tieredLookup(c *cli.Context, t *tiered.Tiers) (tiered.Position, error) {
 		return p, usageError("tiered %s: give --offset or --timestamp", c.Command.Name)
 	}
 	if errors.Is(err, tiered.ErrNotFound) {
-		return p, findingsError("tiered %s: %s: %w", c.Command.Name, t.Partition(), err)
+		// Say what was asked and where each tier starts: "not in either
+		// tier" alone left the operator to find out that offset 3 was
+		// deleted by retention or that a timestamp is past the last record.
+		what := "offset " + strconv.FormatInt(c.Int64(tieredOffsetFlag.Name), 10)
+		if ts := c.String(tieredTimestampFlag.Name); ts != "" {
+			what = "no record at or after timestamp " + ts
+		}
+		return p, findingsError("tiered %s: %s: %s: %w (%s)", c.Command.Name, t.Partition(), what, err, tierStarts(t))
 	}
 	if err != nil {
 		return p, fail("tiered "+c.Command.Name, err)
 	}
 	return p, nil
+}
+
+// tierStarts says where each tier of t starts: "the remote tier starts at
+// offset 8, the local log at 29".
+func tierStarts(t *tiered.Tiers) string {
+	remote := "no finished remote segment"
+	if rs := t.RemoteStart(); rs >= 0 {
+		remote = "the remote tier starts at offset " + strconv.FormatInt(rs, 10)
+	}
+	local := "no local log"
+	if t.Local != nil && t.Local.StartOffset >= 0 {
+		local = "the local log at " + strconv.FormatInt(t.Local.StartOffset, 10)
+	}
+	return remote + ", " + local
 }
 
 func runTieredFetch(c *cli.Context) error {
