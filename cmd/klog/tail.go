@@ -82,8 +82,13 @@ func tailOptions(c *cli.Context, paths []string) (tail.Options, error) {
 // tailResolve turns --from s@T or stored into the offset it names in the
 // one partition directory given.
 func tailResolve(c *cli.Context, o offsetSpec, paths []string) (offsetSpec, error) {
-	if len(paths) != 1 || !partition.IsPartitionDir(paths[0]) {
+	if len(paths) != 1 {
 		return o, usageError("tail: --from %s is read in one partition directory; %d paths given", o, len(paths))
+	}
+	if !partition.IsPartitionDir(paths[0]) {
+		// One path, but a log dir (or no partition): "1 paths given" did
+		// not say what was wrong with it.
+		return o, usageError("tail: --from %s is read in one partition directory; %s is not one (give DIR/TOPIC-N, or -t TOPIC -p N)", o, paths[0])
 	}
 	off, err := o.resolveIn(paths[0], c.String(groupFlag.Name))
 	switch {
