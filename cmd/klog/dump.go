@@ -110,20 +110,31 @@ func dumpFilter(c *cli.Context, files []string) (*dump.Filter, error) {
 	return f, nil
 }
 
+// dumpFiles is the files --files and the arguments name, checked with
+// the flags that bound their reading.
+func dumpFiles(c *cli.Context) ([]string, error) {
+	var files []string
+	if c.IsSet(dumpFilesFlag.Name) {
+		files = append(files, strings.Split(c.String(dumpFilesFlag.Name), ",")...)
+	}
+	files = append(files, c.Args().Slice()...)
+	if len(files) == 0 {
+		return nil, usageError("dump: no files given (use --files or FILE arguments)")
+	}
+	// kafka-dump-log's --max-message-size is an int; a negative one (it
+	// fails FileRecords.slice) was taken for a read of nothing.
+	return files, int32Flags(c, maxMsgFlag.Name)
+}
+
 func runDump(c *cli.Context) error {
 	if c.Bool(dumpVersionFlag.Name) {
 		// kafka-dump-log.sh --version prints its Kafka's version.
 		_, err := io.WriteString(c.App.Writer, kafkaVersion+"\n")
 		return err
 	}
-	var files []string
-	if c.IsSet(dumpFilesFlag.Name) {
-		files = append(files, strings.Split(c.String(dumpFilesFlag.Name), ",")...)
-	}
-	args := c.Args().Slice()
-	files = append(files, args...)
-	if len(files) == 0 {
-		return usageError("dump: no files given (use --files or FILE arguments)")
+	files, err := dumpFiles(c)
+	if err != nil {
+		return err
 	}
 	opts := dump.Options{
 		Deep:               c.Bool(deepFlag.Name),
@@ -136,7 +147,6 @@ func runDump(c *cli.Context) error {
 		IndexSanityOnly:    c.Bool(sanityFlag.Name),
 		MaxMessageSize:     c.Int(maxMsgFlag.Name),
 	}
-	var err error
 	if opts.KeyEncoding, err = ndjson.ParseEncoding(c.String(keyEncFlag.Name)); err != nil {
 		return usageError("dump: --key-encoding: %v", err)
 	}

@@ -120,6 +120,9 @@ func runTieredDump(c *cli.Context) error {
 	if len(keys) == 0 {
 		return usageError("tiered dump: no KEY given (an object key of a remote segment)")
 	}
+	if err := int32Flags(c, maxMsgFlag.Name); err != nil {
+		return err
+	}
 	s, err := readTieredSetup(c)
 	if err != nil {
 		return err
