@@ -150,7 +150,7 @@ func serveRemote(c *cli.Context, cfg *serve.Config) error {
 }
 
 func tieredKeys(c *cli.Context, rsm *tiered.RSMConfig) (tiered.KeyRing, error) {
-	cmd := c.Command.Name
+	cmd := commandPath(c) // "tiered verify", "serve"
 	keys := tiered.KeyRing{}
 	if rsm != nil {
 		kr, err := rsm.Keys()
@@ -197,7 +197,7 @@ func openStore(c *cli.Context, loc objstore.Location, rsm *tiered.RSMConfig) (ob
 	case "virtual":
 		o.Addressing = objstore.AddressingVirtual
 	default:
-		return nil, usageError("%s: --s3-addressing must be path, virtual or auto, got %q", c.Command.Name, a)
+		return nil, usageError("%s: --s3-addressing must be path, virtual or auto, got %q", commandPath(c), a)
 	}
 	return objstore.NewS3(c.Context, loc.Bucket, o)
 }
