@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/klog-dev/klog/partition"
 	"github.com/urfave/cli/v2"
 )
 
@@ -213,5 +214,31 @@ func partitionDirArg(c *cli.Context, cmd, logFlag, hint, dashWhy string) (string
 	if dir == "-" {
 		return "", usageError("%s: DIR is -: %s", cmd, dashWhy)
 	}
-	return dir, nil
+	return dir, logDirGiven(cmd, dir)
+}
+
+// logDirGiven is a usage error when dir is a log directory (no partition
+// directory itself, holding some): "holds no log segment" did not say that
+// the command takes one of its partitions.
+func logDirGiven(cmd, dir string) error {
+	if partition.IsPartitionDir(dir) {
+		return nil
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // the command says what is wrong with it
+	}
+	n, first := 0, ""
+	for _, de := range des {
+		if de.IsDir() && partition.IsPartitionDir(filepath.Join(dir, de.Name())) {
+			if n == 0 {
+				first = filepath.Join(dir, de.Name())
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return usageError("%s: %s is a log directory (%d partition directories): give one of them (%s), or -t TOPIC -p N", cmd, dir, n, first)
 }
