@@ -35,7 +35,7 @@ func ParseRSMConfig(data []byte, dir string) (*RSMConfig, error) {
 	cfg := &RSMConfig{PrivateKeys: map[string]string{}}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	line := 0
+	line, settings := 0, 0
 	for sc.Scan() {
 		line++
 		t := strings.TrimSpace(sc.Text())
@@ -47,6 +47,7 @@ func ParseRSMConfig(data []byte, dir string) (*RSMConfig, error) {
 			continue
 		}
 		k, v := strings.TrimSpace(t[:i]), strings.TrimSpace(t[i+1:])
+		plugin := strings.HasPrefix(k, "rsm.config.")
 		k = strings.TrimPrefix(k, "rsm.config.")
 		switch {
 		case k == "key.prefix":
@@ -73,9 +74,23 @@ func ParseRSMConfig(data []byte, dir string) (*RSMConfig, error) {
 				v = filepath.Join(dir, v)
 			}
 			cfg.Root = v
+		default:
+			if !plugin {
+				continue
+			}
 		}
+		settings++
 	}
-	return cfg, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if settings == 0 {
+		// Not the plugin's file (a mistyped path, /etc/passwd): read as no
+		// keys and no location, it left the store to the other flags
+		// without a word.
+		return nil, errors.New("holds none of the plugin's settings (rsm.config.* keys of server.properties, or its own: key.prefix, encryption.key.pairs.ID.private.key.file, storage.*)")
+	}
+	return cfg, nil
 }
 
 // Location is where the settings put the objects: s3://bucket/key.prefix
