@@ -349,6 +349,19 @@ func runTieredRetention(c *cli.Context) error {
 			return usageError("tiered retention: --%s %d is below %d (%s)", b.f.Name, v, b.min, b.f.Usage)
 		}
 	}
+	// And the local limit against the total, as a topic with
+	// remote.storage.enable is checked (LogConfig's
+	// validateRemoteStorageRetentionTime and ...Size).
+	for _, p := range [][2]*cli.Int64Flag{{tieredRetMsFlag, tieredLocalMsFlag}, {tieredRetBytesFlag, tieredLocalBytesFlag}} {
+		total, local := c.Int64(p[0].Name), c.Int64(p[1].Name)
+		switch {
+		case total == -1 || local == -2:
+		case local == -1:
+			return usageError("tiered retention: --%s -1 with --%s %d: Kafka refuses a local limit of -1 when the total is set", p[1].Name, p[0].Name, total)
+		case local > total:
+			return usageError("tiered retention: --%s %d is more than --%s %d: Kafka refuses a local limit above the total", p[1].Name, local, p[0].Name, total)
+		}
+	}
 	s, err := readTieredSetup(c)
 	if err != nil {
 		return err
