@@ -10,6 +10,7 @@ import (
 	"github.com/klog-dev/klog/dump"
 	"github.com/klog-dev/klog/inspect"
 	"github.com/klog-dev/klog/ndjson"
+	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/tiered"
 	"github.com/urfave/cli/v2"
 )
@@ -161,7 +162,7 @@ func runTieredDump(c *cli.Context) error {
 }
 
 var (
-	tieredOffsetFlag     = &cli.Int64Flag{Name: "offset", Value: -1, Usage: "the offset to find, or to fetch from (-1: --timestamp, or the earliest)"}
+	tieredOffsetFlag     = &cli.StringFlag{Name: "offset", Usage: "the offset to find, or to fetch from: `N`, -N (the last N), earliest (the remote tier's start), latest (the local log end), s@T or @T (the first record at T); default: --timestamp, or the earliest"}
 	tieredTimestampFlag  = &cli.StringFlag{Name: "timestamp", Usage: "the first record with a timestamp >= `T` (epoch ms or RFC 3339)"}
 	tieredMaxRecordsFlag = &cli.IntFlag{Name: "max-records", Value: 100, Usage: "records to fetch at most (0: all)"}
 )
@@ -225,31 +226,99 @@ func runTieredFind(c *cli.Context) error {
 
 // tieredLookup finds --offset or --timestamp.
 func tieredLookup(c *cli.Context, t *tiered.Tiers) (tiered.Position, error) {
+	tg, err := tieredTargetOf(c, t)
+	if err != nil {
+		return tiered.Position{}, err
+	}
+	return tieredFind(c, t, tg)
+}
+
+// tieredTarget is what --offset or --timestamp asks for: an offset, or
+// (byTime) the first record at or after a timestamp.
+type tieredTarget struct {
+	offset, ts int64
+	byTime     bool
+	atEnd      bool   // offset is the local log end (latest)
+	what       string // for the not-found message
+}
+
+// tieredTargetOf reads --offset (every form parseOffset reads, resolved
+// across both tiers) or --timestamp. earliest is the remote tier's start
+// (the local log's when no remote segment is finished), latest the local
+// log end, -N the last N offsets before it (never below earliest), s@T
+// and @T the lookup by timestamp --timestamp does.
+func tieredTargetOf(c *cli.Context, t *tiered.Tiers) (tieredTarget, error) {
+	cmd := "tiered " + c.Command.Name
+	ts := c.String(tieredTimestampFlag.Name)
+	switch byOff := c.IsSet(tieredOffsetFlag.Name); {
+	case byOff && ts != "":
+		return tieredTarget{}, usageError("%s: --offset and --timestamp exclude each other", cmd)
+	case ts != "":
+		v, err := parseTime(ts)
+		if err != nil {
+			return tieredTarget{}, usageError("%s: --timestamp: %v", cmd, err)
+		}
+		return tieredTarget{ts: v, byTime: true, what: "no record at or after timestamp " + ts}, nil
+	case !byOff:
+		return tieredTarget{}, usageError("%s: give --offset or --timestamp", cmd)
+	}
+	raw := c.String(tieredOffsetFlag.Name)
+	o, err := parseOffset(raw)
+	switch {
+	case err != nil:
+		return tieredTarget{}, usageError("%s: --offset: %v", cmd, err)
+	case o.kind == offsetTimeEnd:
+		return tieredTarget{}, usageError("%s: --offset: e@T ends a range; give the start (s@T, @T)", cmd)
+	case o.kind == offsetStored:
+		return tieredTarget{}, usageError("%s: --offset: stored is a group's committed offset, which the tiers do not hold", cmd)
+	case o.kind == offsetTime:
+		return tieredTarget{ts: o.n, byTime: true, what: "no record at or after timestamp " + strconv.FormatInt(o.n, 10) + " (--offset " + raw + ")"}, nil
+	case o.kind == offsetAbsolute:
+		return tieredTarget{offset: o.n, what: "offset " + raw}, nil
+	}
+	start := t.RemoteStart()
+	if start < 0 && t.Local != nil && len(t.Local.Logs) > 0 {
+		start = t.Local.StartOffset
+	}
+	end := int64(-1)
+	if o.kind != offsetEarliest {
+		if t.Local == nil || len(t.Local.Logs) == 0 {
+			return tieredTarget{}, usageError("%s: --offset %s: %s has no local log, whose end %s counts from", cmd, raw, t.Partition(), o)
+		}
+		l, err := partition.OpenLog(t.Local.Dir, partition.LogOptions{})
+		if err != nil {
+			return tieredTarget{}, fail(cmd, err)
+		}
+		off, err := l.Offsets()
+		if err != nil {
+			return tieredTarget{}, fail(cmd, err)
+		}
+		end = off.LogEndOffset
+		if start < 0 {
+			start = end
+		}
+	}
+	if start < 0 {
+		return tieredTarget{}, findingsError("%s: %s: --offset %s: %w (%s)", cmd, t.Partition(), raw, tiered.ErrNotFound, tierStarts(t))
+	}
+	off := o.resolve(start, end)
+	return tieredTarget{offset: off, atEnd: off == end, what: "offset " + strconv.FormatInt(off, 10) + " (--offset " + raw + ")"}, nil
+}
+
+// tieredFind looks tg up in the tiers.
+func tieredFind(c *cli.Context, t *tiered.Tiers, tg tieredTarget) (tiered.Position, error) {
 	var p tiered.Position
 	var err error
-	switch ts := c.String(tieredTimestampFlag.Name); {
-	case ts != "" && c.Int64(tieredOffsetFlag.Name) >= 0:
-		return p, usageError("tiered %s: --offset and --timestamp exclude each other", c.Command.Name)
-	case ts != "":
-		v, perr := parseTime(ts)
-		if perr != nil {
-			return p, usageError("tiered %s: --timestamp: %v", c.Command.Name, perr)
-		}
-		p, err = t.FindTimestamp(c.Context, v)
-	case c.Int64(tieredOffsetFlag.Name) >= 0:
-		p, err = t.FindOffset(c.Context, c.Int64(tieredOffsetFlag.Name))
-	default:
-		return p, usageError("tiered %s: give --offset or --timestamp", c.Command.Name)
+	if tg.byTime {
+		p, err = t.FindTimestamp(c.Context, tg.ts)
+	} else {
+		p, err = t.FindOffset(c.Context, tg.offset)
 	}
 	if errors.Is(err, tiered.ErrNotFound) {
 		// Say what was asked and where each tier starts: "not in either
 		// tier" alone left the operator to find out that offset 3 was
 		// deleted by retention or that a timestamp is past the last record.
-		what := "offset " + strconv.FormatInt(c.Int64(tieredOffsetFlag.Name), 10)
-		if ts := c.String(tieredTimestampFlag.Name); ts != "" {
-			what = "no record at or after timestamp " + ts
-		}
-		return p, findingsError("tiered %s: %s: %s: %w (%s)", c.Command.Name, t.Partition(), what, err, tierStarts(t))
+		return p, findingsError("tiered %s: %s: %s: %w (%s)", c.Command.Name, t.Partition(), tg.what, err, tierStarts(t))
 	}
 	if err != nil {
 		return p, fail("tiered "+c.Command.Name, err)
@@ -281,12 +350,21 @@ func runTieredFetch(c *cli.Context) error {
 		return err
 	}
 	from := int64(0)
-	if c.Int64(tieredOffsetFlag.Name) >= 0 || c.String(tieredTimestampFlag.Name) != "" {
-		p, err := tieredLookup(c, t)
+	if c.IsSet(tieredOffsetFlag.Name) || c.String(tieredTimestampFlag.Name) != "" {
+		tg, err := tieredTargetOf(c, t)
 		if err != nil {
 			return err
 		}
-		from = p.Offset
+		from = tg.offset
+		// latest is the local log end, where no record is yet: an
+		// empty read, as fetch --offset latest, not "in neither tier".
+		if !tg.atEnd {
+			p, err := tieredFind(c, t, tg)
+			if err != nil {
+				return err
+			}
+			from = p.Offset
+		}
 	}
 	opts, err := recordOptions(c, c.Bool(printDataFlag.Name))
 	if err != nil {
