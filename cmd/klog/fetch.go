@@ -157,7 +157,8 @@ func oneFetch(c *cli.Context, dir string, iso fetch.Isolation, offset *offsetSpe
 		out.Flush()
 		return findingsError("fetch: %s: %w", f.Segment, derr)
 	}
-	return nil
+	out.Flush()
+	return corruptTail("fetch", l)
 }
 
 // fetchOffsetArg is --offset, nil when not given.

@@ -145,30 +145,16 @@ func runOffsets(c *cli.Context) error {
 			}
 			continue
 		}
-		topic, part, named := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
-		if !named {
-			// Not topic-N: no topic to name, never partition 0.
-			topic, part = "", -1
+		if err := writeOffsets(out, enc, c.Bool(offsetsJSONFlag.Name), d, r); err != nil {
+			return fail("offsets", err)
 		}
-		if c.Bool(offsetsJSONFlag.Name) {
-			o := offsetsJSON{Type: "offsets", Topic: topic, Partition: part, Dir: d, Offset: -1, Timestamp: -1, LeaderEpoch: -1}
-			if r.Found {
-				o.Offset, o.Timestamp, o.LeaderEpoch = r.Offset, r.Timestamp, r.LeaderEpoch
-			}
-			if err := enc.Encode(&o); err != nil {
-				return fail("offsets", err)
-			}
-			continue
+		if err := corruptTail("offsets", l); err != nil {
+			// Answered from the batches before them; the bytes after
+			// them are the data's fault.
+			out.Flush()
+			fmt.Fprintln(c.App.ErrWriter, "klog: "+err.Error())
+			corrupt++
 		}
-		off := ""
-		if r.Found {
-			off = strconv.FormatInt(r.Offset, 10)
-		}
-		if !named {
-			// The line must still say which partition it answers for.
-			topic = d
-		}
-		fmt.Fprintf(out, "%s:%d:%s\n", topic, part, off)
 	}
 	if unreadable > 0 {
 		return troubleError("")
@@ -176,5 +162,31 @@ func runOffsets(c *cli.Context) error {
 	if corrupt > 0 {
 		return findingsError("")
 	}
+	return nil
+}
+
+// writeOffsets prints the answer for partition directory d.
+func writeOffsets(out *bufio.Writer, enc *json.Encoder, asJSON bool, d string, r partition.TimestampAndOffset) error {
+	topic, part, named := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
+	if !named {
+		// Not topic-N: no topic to name, never partition 0.
+		topic, part = "", -1
+	}
+	if asJSON {
+		o := offsetsJSON{Type: "offsets", Topic: topic, Partition: part, Dir: d, Offset: -1, Timestamp: -1, LeaderEpoch: -1}
+		if r.Found {
+			o.Offset, o.Timestamp, o.LeaderEpoch = r.Offset, r.Timestamp, r.LeaderEpoch
+		}
+		return enc.Encode(&o)
+	}
+	off := ""
+	if r.Found {
+		off = strconv.FormatInt(r.Offset, 10)
+	}
+	if !named {
+		// The line must still say which partition it answers for.
+		topic = d
+	}
+	fmt.Fprintf(out, "%s:%d:%s\n", topic, part, off)
 	return nil
 }
