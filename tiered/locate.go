@@ -170,7 +170,22 @@ func (t *Tiers) findInSegment(ctx context.Context, s remoteSegment, offset int64
 		return Position{}, false, err
 	}
 	return Position{Tier: "remote", Partition: t.partition(), SegmentID: s.seg.SegmentID.String(), Key: s.seg.Key(SuffixLog), StartOffset: s.start,
-		Pos: bp.Pos, BatchBaseOffset: b.BaseOffset, BatchLastOffset: b.LastOffset(), Offset: max(offset, b.BaseOffset), Timestamp: b.MaxTimestamp}, true, nil
+		Pos: bp.Pos, BatchBaseOffset: b.BaseOffset, BatchLastOffset: b.LastOffset(), Offset: max(offset, b.BaseOffset), Timestamp: recordTimestamp(b, offset)}, true, nil
+}
+
+// recordTimestamp is the timestamp of the first record of b at or after
+// offset, as Position promises; the batch's largest when none decodes.
+func recordTimestamp(b *format.Batch, offset int64) int64 {
+	var rr format.RecordReader
+	for r, err := range rr.Records(b) {
+		if err != nil {
+			break
+		}
+		if r.Offset >= offset {
+			return r.Timestamp
+		}
+	}
+	return b.MaxTimestamp
 }
 
 func readBatch(r io.ReaderAt, pos, size int64) (*format.Batch, error) {
@@ -222,7 +237,7 @@ func (t *Tiers) findLocal(ctx context.Context, offset int64) (Position, error) {
 			return Position{}, err
 		}
 		return Position{Tier: "local", Partition: t.partition(), Key: path, StartOffset: base, Pos: bp.Pos,
-			BatchBaseOffset: b.BaseOffset, BatchLastOffset: b.LastOffset(), Offset: max(offset, b.BaseOffset), Timestamp: b.MaxTimestamp}, nil
+			BatchBaseOffset: b.BaseOffset, BatchLastOffset: b.LastOffset(), Offset: max(offset, b.BaseOffset), Timestamp: recordTimestamp(b, offset)}, nil
 	}
 	return Position{}, ErrNotFound
 }
