@@ -350,6 +350,20 @@ func (t *tailer) read(p *part) (gone bool, err error) {
 	tail := res.Tail
 	switch tail.Kind {
 	case format.TailPartial, format.TailShort:
+		if tail.Kind == format.TailPartial && p.badAt != tail.Pos {
+			// A header whose magic no batch has promises bytes no
+			// writer is writing: junk, not a batch under way.
+			if pr, junk := junkTail(s.seg.Log, tail); junk {
+				p.badAt = tail.Pos
+				ev := t.event(p, TypeCorrupt)
+				ev.Segment, ev.Problem = s.name, &pr
+				t.emit(ev)
+				break
+			}
+		}
+		if p.badAt == tail.Pos {
+			break
+		}
 		if tail.Bytes > 0 && p.partialAt != tail.Pos {
 			p.partialAt = tail.Pos
 			ev := t.event(p, TypePartial)
@@ -366,6 +380,19 @@ func (t *tailer) read(p *part) (gone bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// junkTail classifies a TailPartial tail of the .log at path as
+// verify.TailProblem does: junk is bytes that do not start a batch (a
+// magic other than 0 to 2), then pr says so.
+func junkTail(path string, tail format.Tail) (pr verify.Problem, junk bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return pr, false
+	}
+	defer f.Close()
+	pr = verify.TailProblem(f, tail)
+	return pr, pr.Kind == verify.KindTrailingBytes
 }
 
 func (t *tailer) corrupt(p *part, seg string, pos, offset int64, err error) {

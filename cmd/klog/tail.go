@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/klog-dev/klog/partition"
@@ -198,6 +200,8 @@ func runTail(c *cli.Context) error {
 	}
 	defer whereFailed(c, view)
 	sayDecodeFailures(c, view)
+	cr := &corruptCount{Renderer: r}
+	r = cr
 	events := make(chan tail.Event, 256)
 	done := make(chan error, 1)
 	go func() { done <- tail.Run(ctx, paths, opts, events) }()
@@ -222,8 +226,31 @@ func runTail(c *cli.Context) error {
 	if err != nil {
 		return fail("tail", err)
 	}
+	if cr.n > 0 {
+		// Data the tail could not read: a finding, said again on stderr.
+		return findingsError("tail: %d findings; the first: %s", cr.n, cr.first)
+	}
 	// Records that did not decode were said as they came: a finding.
 	return decodeFindings(view, nil)
+}
+
+// corruptCount counts the corrupt events about a segment's data (not an
+// unreadable checkpoint) the renderer is given and keeps the first's words:
+// data the tail cannot read is a finding, never a quiet exit 0.
+type corruptCount struct {
+	tail.Renderer
+	n     int
+	first string
+}
+
+func (c *corruptCount) Event(ev tail.Event) error {
+	if ev.Type == tail.TypeCorrupt && ev.Segment != "" && ev.Problem != nil {
+		if c.n == 0 {
+			c.first = filepath.Join(ev.Dir, ev.Segment) + " at position " + strconv.FormatInt(ev.Problem.Position, 10) + ": " + ev.Problem.Message
+		}
+		c.n++
+	}
+	return c.Renderer.Event(ev)
 }
 
 // existingPaths says on w each path that cannot be stat'ed (naming it and
