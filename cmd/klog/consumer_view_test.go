@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/serve"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -154,7 +155,7 @@ func TestConsumerViewIsWhatClientsGet(t *testing.T) {
 	var cp []format.OffsetEntry
 	for topic, fixture := range topics {
 		dst := filepath.Join(logDir, topic+"-0")
-		copyPartitionDir(t, segments(t, "kafka-written", fixture), dst)
+		klogtest.CopyPartition(t, segments(t, "kafka-written", fixture), dst)
 		l, err := partition.OpenLog(dst, partition.LogOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/serve"
 )
@@ -38,7 +39,7 @@ func TestFormatStringsMatchKcat(t *testing.T) {
 	records := map[string]int{} // topic+isolation: how many records kcat reads
 	for topic, fixture := range topics {
 		dst := filepath.Join(logDir, topic+"-0")
-		copyPartitionDir(t, segments(t, append([]string{"kafka-written"}, strings.Split(fixture, "/")...)...), dst)
+		klogtest.CopyPartition(t, segments(t, append([]string{"kafka-written"}, strings.Split(fixture, "/")...)...), dst)
 		l, err := partition.OpenLog(dst, partition.LogOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klog-dev/klog/internal/klogtest"
 )
 
 // replayFolder is a folder of three broker folders (meta.properties with
@@ -31,7 +33,7 @@ func replayFolder(t *testing.T) string {
 			t.Fatal(err)
 		}
 		for _, p := range parts {
-			copyPartitionDir(t, src, filepath.Join(ld, "orders-"+strconv.Itoa(p)))
+			klogtest.CopyPartition(t, src, filepath.Join(ld, "orders-"+strconv.Itoa(p)))
 		}
 	}
 	return root

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/serve"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -69,25 +70,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func copyPartitionDir(t *testing.T, src, dst string) {
-	t.Helper()
-	os.MkdirAll(dst, 0o755)
-	des, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, de := range des {
-		if strings.HasSuffix(de.Name(), ".txt") || de.IsDir() {
-			continue
-		}
-		data, _ := os.ReadFile(filepath.Join(src, de.Name()))
-		os.WriteFile(filepath.Join(dst, de.Name()), data, 0o644)
-	}
-}
-
 func TestServeUsage(t *testing.T) {
 	dir := t.TempDir()
-	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "t-0"))
+	klogtest.CopyPartition(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "t-0"))
 	cases := []struct {
 		name      string
 		args      []string
@@ -157,7 +142,7 @@ func runServeCmd(t *testing.T, args ...string) (addr string, stderr *lockedBuffe
 // and stops cleanly (exit 0) when its context ends, as on SIGINT/SIGTERM.
 func TestServeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "orders-0"))
+	klogtest.CopyPartition(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "orders-0"))
 	reqLog := filepath.Join(t.TempDir(), "requests.jsonl")
 	addr, stderr, stop := runServeCmd(t, "--log-dir", dir, "--request-log", reqLog)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"orders": {0: kgo.NewOffset().AtStart()}}))
@@ -263,7 +248,7 @@ func TestGroupOffsetsSharedWithServe(t *testing.T) {
 	kcat := needKcat(t)
 	dir := t.TempDir()
 	part := filepath.Join(dir, "orders-0")
-	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), part)
+	klogtest.CopyPartition(t, segments(t, "kafka-written", "v2-none"), part)
 	// serve (kcat) -> fetch, writable.
 	addr, stop := startServe(t, serve.Config{LogDir: dir, Writable: true})
 	if got := kcatGroup(t, kcat, addr, "to-fetch", 10); len(got) != 10 || got[0] != "0" || got[9] != "9" {
@@ -306,7 +291,7 @@ func TestGroupOffsetsSharedWithServe(t *testing.T) {
 // client).
 func TestServeAuthFlags(t *testing.T) {
 	dir := t.TempDir()
-	copyPartitionDir(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "orders-0"))
+	klogtest.CopyPartition(t, segments(t, "kafka-written", "v2-none"), filepath.Join(dir, "orders-0"))
 	users := filepath.Join(t.TempDir(), "users")
 	os.WriteFile(users, []byte("alice read alice-secret\n"), 0o600)
 	for _, c := range []struct {
