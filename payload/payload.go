@@ -145,11 +145,19 @@ func (v *View) DecodeFailures() int64 {
 // asked: the field ("key" first, then "value") and why; nil when both did
 // (or nothing was asked).
 func (r *Rec) DecodeFailure() (field string, err error) {
+	return DecodeFailure(r.Key, r.Value)
+}
+
+// DecodeFailure says whether a record's key or value did not decode as its
+// format asked: the field ("key" first, then "value") and why; nil when
+// both did (or nothing was asked). dump, fetch, tail and find report it
+// as a record-decode finding.
+func DecodeFailure(key, value schema.Value) (field string, err error) {
 	switch {
-	case r.Key.Err != nil:
-		return "key", r.Key.Err
-	case r.Value.Err != nil:
-		return "value", r.Value.Err
+	case key.Err != nil:
+		return "key", key.Err
+	case value.Err != nil:
+		return "value", value.Err
 	}
 	return "", nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/klog-dev/klog/format"
 	"github.com/klog-dev/klog/internal/safeio"
 	"github.com/klog-dev/klog/partition"
+	"github.com/klog-dev/klog/payload"
 	"github.com/klog-dev/klog/schema"
 	"github.com/klog-dev/klog/verify"
 )
@@ -180,10 +181,7 @@ func Search(ctx context.Context, dirs []string, q Query, emit func(*Match) error
 // decode as the query's format asks ("record-decode", as dump reports it):
 // the match is still emitted, with its bytes.
 func decodeProblem(m *Match) (Problem, bool) {
-	field, err := "key", m.Key.Err
-	if err == nil {
-		field, err = "value", m.Value.Err
-	}
+	field, err := payload.DecodeFailure(m.Key, m.Value)
 	if err == nil {
 		return Problem{}, false
 	}

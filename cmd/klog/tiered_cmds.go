@@ -248,7 +248,7 @@ type tieredTarget struct {
 // log end, -N the last N offsets before it (never below earliest), s@T
 // and @T the lookup by timestamp --timestamp does.
 func tieredTargetOf(c *cli.Context, t *tiered.Tiers) (tieredTarget, error) {
-	cmd := "tiered " + c.Command.Name
+	cmd := commandPath(c)
 	ts := c.String(tieredTimestampFlag.Name)
 	switch byOff := c.IsSet(tieredOffsetFlag.Name); {
 	case byOff && ts != "":
@@ -318,10 +318,10 @@ func tieredFind(c *cli.Context, t *tiered.Tiers, tg tieredTarget) (tiered.Positi
 		// Say what was asked and where each tier starts: "not in either
 		// tier" alone left the operator to find out that offset 3 was
 		// deleted by retention or that a timestamp is past the last record.
-		return p, findingsError("tiered %s: %s: %s: %w (%s)", c.Command.Name, t.Partition(), tg.what, err, tierStarts(t))
+		return p, findingsError("%s: %s: %s: %w (%s)", commandPath(c), t.Partition(), tg.what, err, tierStarts(t))
 	}
 	if err != nil {
-		return p, fail("tiered "+c.Command.Name, err)
+		return p, fail(commandPath(c), err)
 	}
 	return p, nil
 }
