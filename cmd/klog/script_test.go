@@ -74,7 +74,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("SEGMENTS", seg)
 			env.Setenv("SCHEMAS", schemas)
-			tiered, err := filepath.Abs("../../tiered/testdata/kafka-written")
+			tiered, err := filepath.Abs(tieredFixtures)
 			if err != nil {
 				return err
 			}

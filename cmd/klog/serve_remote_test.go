@@ -16,6 +16,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// tieredFixtures holds the remote tiers written by Kafka's LocalTieredStorage
+// and by Aiven's plugin, with their broker log dirs (tiered/testdata).
+const tieredFixtures = "../../tiered/testdata/kafka-written"
+
 // TestServeRemoteS3: the remote tier of a topic is in a bucket, and `klog
 // serve --remote s3://BUCKET/PREFIX --s3-endpoint URL` replays the whole
 // partition to an unmodified franz-go consumer: offsets 8-28 from the
@@ -25,7 +29,7 @@ import (
 // (earliest-local) with the local log start, as a broker with tiered
 // storage does.
 func TestServeRemoteS3(t *testing.T) {
-	kw := filepath.Join("..", "..", "tiered", "testdata", "kafka-written")
+	kw := tieredFixtures
 	// What the consumer must read: the records of LocalTieredStorage's
 	// .log files (plain Kafka segments) and of the local tail, control
 	// records left out. The Aiven fixture holds the same batches (klog
@@ -80,7 +84,7 @@ func TestServeRemoteS3(t *testing.T) {
 // still starts (the local log serves) but says which partitions lost their
 // remote segments, so a typo does not hide the archive without a word.
 func TestServeRemoteWrongPrefix(t *testing.T) {
-	kw := filepath.Join("..", "..", "tiered", "testdata", "kafka-written")
+	kw := tieredFixtures
 	endpoint := s3test.FakeS3(t, filepath.Join(kw, "local-tiered/remote"), "kafka-archive", "prod/")
 	dir := t.TempDir()
 	klogtest.CopyLogDir(t, filepath.Join(kw, "local-tiered/broker-logdir"), dir)

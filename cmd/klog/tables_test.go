@@ -20,7 +20,7 @@ func TestTablesFit(t *testing.T) {
 	p := segments(t, "kafka-written", "unifiedlog-producer", "topic-0")
 	behind := filepath.Join(t.TempDir(), "topic-0")
 	klogtest.CopyPartition(t, p, behind, "00000000000000000032.")
-	tiered := filepath.Join("..", "..", "tiered", "testdata", "kafka-written", "local-tiered")
+	tiered := filepath.Join(tieredFixtures, "local-tiered")
 	views := []struct {
 		name string
 		args []string

@@ -19,7 +19,7 @@ import (
 // stray object and an orphan segment, a store read without its metadata)
 // and checks every line against ndjson/schema.json.
 func TestTieredJSONSchema(t *testing.T) {
-	kw := filepath.Join("..", "..", "tiered", "testdata", "kafka-written")
+	kw := tieredFixtures
 	local := filepath.Join(kw, "local-tiered")
 	remote, logDir := filepath.Join(local, "remote"), filepath.Join(local, "broker-logdir")
 	aiven := filepath.Join(kw, "aiven")
