@@ -83,12 +83,31 @@ type Log struct {
 	writer   bool
 	followed bool
 	waiters  map[*Waiter]struct{}
+	// last is a copy of the last batch the writer appended, when small
+	// (lastCopyMax): the long poll its append wakes asks for exactly those
+	// bytes and takes them from here instead of reading back the file
+	// (CopyAppended).
+	last lastBatch
 
 	sc  *format.Scanner // full batches, for lookups that read records
 	hsc *format.Scanner // headers only
 	rr  format.RecordReader
 	rec format.Record
 }
+
+// lastBatch is the copy of the last batch appended at pos of segment seg;
+// it is the file's content there while seg is the active segment and its
+// last batch is still the one at pos.
+type lastBatch struct {
+	seg  *LogSegment
+	pos  int64
+	data []byte
+}
+
+// lastCopyMax is the largest batch a Log keeps a copy of: a long poll woken
+// by one small produce is where the latency is, and a server of many
+// partitions keeps at most this much for each partition produced to.
+const lastCopyMax = 4 << 10
 
 // stale is a set of things to read again.
 type stale uint8
@@ -272,6 +291,7 @@ func OpenLog(dir string, opts LogOptions) (*Log, error) {
 // load reads the directory from scratch (OpenLog, and a change that is not
 // an append: a truncation, a replaced segment).
 func (l *Log) load() error {
+	l.last = lastBatch{data: l.last.data[:0]}
 	d := l.opts.Listing
 	l.opts.Listing = nil
 	if d == nil {

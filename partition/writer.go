@@ -26,13 +26,20 @@ func (l *Log) AttachWriter() error {
 }
 
 // Appended records that the writer appended the batch whose header is b at
-// b.Pos of the active segment: the log end offset moves past it, the
-// segment's max timestamp and the producer state take it (coordinatorEpoch
-// is a control batch's marker's, -1 otherwise), and the waiters wake.
-func (l *Log) Appended(b *format.Batch, coordinatorEpoch int32) {
+// b.Pos of the active segment, raw its bytes as written: the log end offset
+// moves past it, the segment's max timestamp and the producer state take it
+// (coordinatorEpoch is a control batch's marker's, -1 otherwise), a small
+// batch's bytes are kept for the read its waiters make next
+// (CopyAppended), and the waiters wake. The Log does not keep raw.
+func (l *Log) Appended(b *format.Batch, raw []byte, coordinatorEpoch int32) {
 	l.mu.Lock()
 	s := l.segs[len(l.segs)-1]
 	l.appended(s, b)
+	if n := len(raw); n > 0 && n <= lastCopyMax && int64(n) == b.Size() {
+		l.last.seg, l.last.pos, l.last.data = s, b.Pos, append(l.last.data[:0], raw...)
+	} else {
+		l.last.seg, l.last.data = nil, l.last.data[:0]
+	}
 	if l.prod != nil {
 		var m *format.EndTxnMarker
 		if b.IsControl() {
@@ -42,6 +49,24 @@ func (l *Log) Appended(b *format.Batch, coordinatorEpoch int32) {
 	}
 	l.mu.Unlock()
 	l.notify()
+}
+
+// CopyAppended fills dst with the bytes at pos of the segment file path
+// when they are the last batch the writer appended and the Log kept
+// (Appended), and reports whether it did: a long poll woken by an append
+// reads what was just written without opening the file. The bytes are the
+// file's: they were written before Appended was called, and the copy is
+// dropped when the active segment or its last batch changes.
+func (l *Log) CopyAppended(path string, pos int64, dst []byte) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := &l.last
+	if c.seg == nil || len(l.segs) == 0 || c.seg != l.segs[len(l.segs)-1] || c.seg.Log != path ||
+		c.pos != pos || c.seg.tailPos != pos || len(dst) != len(c.data) {
+		return false
+	}
+	copy(dst, c.data)
+	return true
 }
 
 // TxnIndexCreated records that the writer created the .txnindex (path)

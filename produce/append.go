@@ -285,7 +285,9 @@ type staging struct {
 }
 
 type stagedBatch struct {
-	h                format.Batch
+	h format.Batch
+	// at is where the batch's bytes start in the staged log bytes.
+	at               int
 	coordinatorEpoch int32
 	res              Result
 	// abort is the aborted transaction an ABORT marker ends (abortTxn),
@@ -346,7 +348,7 @@ func (a *Appender) staged(h *format.Batch, n0 int, coordinatorEpoch int32, lat i
 	h.Pos, h.BatchLength = pos, int32(size-format.LogOverhead)
 	abort := a.abort
 	a.abort = nil
-	st.heads = append(st.heads, stagedBatch{h: *h, coordinatorEpoch: coordinatorEpoch, abort: abort,
+	st.heads = append(st.heads, stagedBatch{h: *h, at: n0, coordinatorEpoch: coordinatorEpoch, abort: abort,
 		res: Result{BaseOffset: h.BaseOffset, LastOffset: lastOffset, LogAppendTime: lat, Position: pos, Segment: s.log.Name(), Size: size}})
 	if len(st.log) >= flushBytes || a.opts.Sync == SyncBatch {
 		return a.flush(sent)
@@ -386,7 +388,7 @@ func (a *Appender) flush(sent func(Result)) error {
 				return err
 			}
 		}
-		a.log.Appended(&b.h, b.coordinatorEpoch)
+		a.log.Appended(&b.h, st.log[b.at:b.at+int(b.res.Size)], b.coordinatorEpoch)
 	}
 	if a.opts.Sync == SyncBatch {
 		if err := a.syncFiles(); err != nil {

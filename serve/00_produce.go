@@ -215,7 +215,6 @@ func (p *part) produce(b *format.Batch, raw []byte, now int64, txn bool) produce
 	if err != nil {
 		return fail(kerr.KafkaStorageError.Code, err.Error())
 	}
-	p.tail.set(res.Segment, res.Position, raw)
 	out := produceResult{base: res.BaseOffset, appendTime: -1, logStart: res.LogStartOffset}
 	if b.TimestampType() == format.LogAppendTime {
 		out.appendTime = now

@@ -52,8 +52,9 @@ type fetchPart struct {
 	pos, size int64
 	// data holds the records instead of a file range (a remote read).
 	data []byte
-	// tail is the partition's copy of its last batch produced.
-	tail *tailCopy
+	// log is the partition's model, which may hold the bytes of the
+	// range (the last batch produced: Log.CopyAppended).
+	log *partition.Log
 }
 
 // handleFetch serves a Fetch with package fetch's read path, long-polling
@@ -199,7 +200,7 @@ func (cn *conn) readAll(r *kmsg.FetchRequest, iso fetch.Isolation, parts []fetch
 				fp.committed = iso == fetch.ReadCommitted && !req.Replica
 				fp.aborted = f.AbortedTransactions
 				if limit > 0 && f.Size > 0 && (rp.PartitionMaxBytes > 0 || minOne) {
-					fp.file, fp.pos, fp.size, fp.tail = f.Segment, f.Position, f.Size, &sp.tail
+					fp.file, fp.pos, fp.size, fp.log = f.Segment, f.Position, f.Size, sp.log
 					limit -= f.Size
 					minOne = false
 				}
@@ -227,7 +228,7 @@ type fetchCut struct {
 	file      string
 	pos, size int64
 	data      []byte
-	tail      *tailCopy
+	log       *partition.Log
 }
 
 func (cn *conn) writeFetch(correlation int32, r *kmsg.FetchRequest, parts []fetchPart) (int, int16, error) {
@@ -288,7 +289,7 @@ func (cn *conn) writeFetch(correlation int32, r *kmsg.FetchRequest, parts []fetc
 				b = binary.BigEndian.AppendUint32(b, uint32(p.size))
 			}
 			if p.size > 0 {
-				cuts = append(cuts, fetchCut{at: len(b), file: p.file, pos: p.pos, size: p.size, data: p.data, tail: p.tail})
+				cuts = append(cuts, fetchCut{at: len(b), file: p.file, pos: p.pos, size: p.size, data: p.data, log: p.log})
 				total += p.size
 			}
 			if flex {
@@ -362,7 +363,7 @@ func fillSmall(b []byte, cuts []fetchCut, total int64) ([]byte, error) {
 			copy(dst, c.data)
 			continue
 		}
-		if c.tail != nil && c.tail.copyTo(c.file, c.pos, dst) {
+		if c.log != nil && c.log.CopyAppended(c.file, c.pos, dst) {
 			continue
 		}
 		if err := readRange(c.file, c.pos, dst); err != nil {

@@ -206,49 +206,6 @@ type part struct {
 	app *produce.Appender
 	// remote is the partition's remote tier (Config.Remote), or nil.
 	remote *tiered.Tiers
-	// tail is a copy of the last batch produced, for the long poll it
-	// wakes.
-	tail tailCopy
-}
-
-// tailCopy holds the bytes of the last batch a Produce appended to a
-// partition (when small, tailCopyMax): the Fetch that append wakes asks for exactly
-// that range of the segment, and takes it from here instead of opening the
-// segment and reading back what was just written (the bytes are the
-// file's: they were written before the append was reported).
-type tailCopy struct {
-	mu   sync.Mutex
-	file string
-	pos  int64
-	data []byte
-}
-
-// tailCopyMax is the largest batch a tailCopy holds: a long poll woken
-// by one small produce is where the latency is, and a server of many
-// partitions keeps at most this much for each partition produced to.
-const tailCopyMax = 4 << 10
-
-// set records raw as the bytes at pos of file.
-func (t *tailCopy) set(file string, pos int64, raw []byte) {
-	t.mu.Lock()
-	if len(raw) <= tailCopyMax {
-		t.file, t.pos, t.data = file, pos, append(t.data[:0], raw...)
-	} else {
-		t.file, t.data = "", t.data[:0]
-	}
-	t.mu.Unlock()
-}
-
-// copyTo fills dst with the bytes at pos of file when they are the last
-// batch's, and reports whether it did.
-func (t *tailCopy) copyTo(file string, pos int64, dst []byte) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.file == "" || file != t.file || pos != t.pos || len(dst) != len(t.data) {
-		return false
-	}
-	copy(dst, t.data)
-	return true
 }
 
 // New opens every partition directory under cfg.LogDir. A topic whose
