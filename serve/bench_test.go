@@ -10,13 +10,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/klog-dev/klog/fetch"
 	"github.com/klog-dev/klog/format"
+	"github.com/klog-dev/klog/internal/klogtest"
 	"github.com/klog-dev/klog/partition"
 	"github.com/klog-dev/klog/produce"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -220,7 +220,7 @@ func BenchmarkDrain(b *testing.B) {
 // alternating keeps the machine's changing load from favouring whichever
 // ran first. Five more figures bound what any server could reach:
 //   - ideal: the same consumer against a server answering every fetch from
-//     memory with serve's own bytes (idealServer): all that any server can
+//     memory with serve's own bytes (klogtest.IdealServer): all that any server can
 //     do for this client on this machine;
 //   - wire: the consumer's round trips over loopback TCP with no protocol
 //     (each response by sendfile into a fresh buffer, as kgo reads one);
@@ -240,12 +240,22 @@ func BenchmarkDrainAlternating(b *testing.B) {
 	_, serveAddr := startServer(b, Config{LogDir: dir})
 	kfakeAddr := startKfake(b, dir, n, size)
 	wire := startWireBaseline(b, dir)
-	ideal := startIdeal(b, serveAddr)
+	// The ideal server's backend is a second server over the same log dir
+	// that names the ideal server as its broker: kgo's fetches go where
+	// Metadata says.
+	ideal := klogtest.ListenIdealServer(b)
+	_, idealBackend := startServer(b, Config{LogDir: dir, AdvertisedHost: ideal.Host, AdvertisedPort: ideal.Port})
+	ideal.Serve(idealBackend)
 	for _, part := range benchPartitionSizes() {
 		b.Run(partName(part), func(b *testing.B) {
 			frames, dec := decodeFrames(b, dir, n, part), kgo.DefaultDecompressor()
-			drainKgo(b, ideal.addr, n, part) // warm the ideal server
-			ideal.misses.Store(0)
+			ideal.Fetches.Store(0)
+			drainKgo(b, ideal.Addr, n, part) // warm the ideal server
+			if ideal.Fetches.Load() == 0 {
+				b.Fatal("no Fetch reached the ideal server: the client went around it")
+			}
+			ideal.Misses.Store(0)
+			ideal.Fetches.Store(0)
 			rates := map[string][]float64{}
 			run := func(name string, f func()) float64 {
 				start := time.Now()
@@ -257,7 +267,7 @@ func BenchmarkDrainAlternating(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				run("fetch", func() { inProcessDrain(b, dir, n, part) })
-				for _, sv := range []struct{ name, addr string }{{"serve", serveAddr}, {"kfake", kfakeAddr}, {"ideal", ideal.addr}} {
+				for _, sv := range []struct{ name, addr string }{{"serve", serveAddr}, {"kfake", kfakeAddr}, {"ideal", ideal.Addr}} {
 					var st *drainStats
 					start := time.Now()
 					run(sv.name, func() { st = drainKgo(b, sv.addr, n, part) })
@@ -277,8 +287,8 @@ func BenchmarkDrainAlternating(b *testing.B) {
 				sort.Float64s(ys)
 				return ys[len(ys)/2]
 			}
-			if m := ideal.misses.Load(); m > 0 {
-				b.Fatalf("the ideal server passed %d fetches on to serve", m)
+			if m := ideal.Misses.Load(); m > 0 || ideal.Fetches.Load() == 0 {
+				b.Fatalf("the ideal server passed %d of %d fetches on to serve", m, ideal.Fetches.Load())
 			}
 			for _, k := range []string{"fetch", "serve", "kfake", "ideal", "wire", "decode", "ceiling", "wire-reuse"} {
 				b.ReportMetric(med(k), k+"-MB/s")
@@ -301,98 +311,6 @@ func BenchmarkDrainAlternating(b *testing.B) {
 	}
 }
 
-// idealServer stands in front of klog serve as the fastest server this
-// consumer could have: every request goes through to serve, except a Fetch
-// it has seen before (the same bytes but the correlation id), which it
-// answers itself from memory with serve's own response. It is kept warm by
-// one drain before the rounds; misses counts the fetches it passed on.
-type idealServer struct {
-	addr   string
-	misses atomic.Int64
-}
-
-func startIdeal(b *testing.B, backend string) *idealServer {
-	is := new(idealServer)
-	var mu sync.Mutex
-	cache := map[string][]byte{}
-	is.addr = acceptLoop(b, func(c net.Conn) {
-		defer c.Close()
-		up, err := net.Dial("tcp", backend)
-		if err != nil {
-			return
-		}
-		defer up.Close()
-		for {
-			req, err := readFrame(c)
-			if err != nil {
-				return
-			}
-			fetch := binary.BigEndian.Uint16(req[4:]) == 1
-			corr := binary.BigEndian.Uint32(req[8:])
-			binary.BigEndian.PutUint32(req[8:], 0)
-			k := string(req)
-			binary.BigEndian.PutUint32(req[8:], corr)
-			mu.Lock()
-			resp := cache[k]
-			mu.Unlock()
-			if resp == nil {
-				if fetch {
-					is.misses.Add(1)
-				}
-				if _, err := up.Write(req); err != nil {
-					return
-				}
-				if resp, err = readFrame(up); err != nil {
-					return
-				}
-				if fetch {
-					mu.Lock()
-					cache[k] = resp
-					mu.Unlock()
-				}
-			}
-			// One drain at a time: the cached frame can take this
-			// request's correlation id in place.
-			binary.BigEndian.PutUint32(resp[4:], corr)
-			if _, err := c.Write(resp); err != nil {
-				return
-			}
-		}
-	})
-	return is
-}
-
-// acceptLoop serves each connection to a new 127.0.0.1 listener with
-// handle, until the benchmark ends; it returns the address.
-func acceptLoop(b *testing.B, handle func(net.Conn)) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go handle(c)
-		}
-	}()
-	return ln.Addr().String()
-}
-
-// readFrame reads one size-prefixed Kafka frame, the prefix included.
-func readFrame(r io.Reader) ([]byte, error) {
-	var sz [4]byte
-	if _, err := io.ReadFull(r, sz[:]); err != nil {
-		return nil, err
-	}
-	f := make([]byte, 4+binary.BigEndian.Uint32(sz[:]))
-	copy(f, sz[:])
-	_, err := io.ReadFull(r, f[4:])
-	return f, err
-}
 
 // wireBaseline is the transport alone, the ceiling of any server for this
 // consumer: the same 1 MiB request/response round trips over loopback TCP,
@@ -446,7 +364,7 @@ func startWireBaseline(b *testing.B, dir string) *wireBaseline {
 			}
 		}
 	}
-	return &wireBaseline{addr: acceptLoop(b, serve)}
+	return &wireBaseline{addr: klogtest.AcceptLoop(b, serve)}
 }
 
 // drain asks for [0, size) in part-byte responses, one at a time, each
