@@ -393,22 +393,31 @@ func readRange(path string, pos int64, dst []byte) error {
 // promised bytes that are gone, so the connection must close.
 var errShortFile = errors.New("segment shorter than the fetch read")
 
-// sendFile copies [pos, pos+n) of a segment to the connection. On a plain
-// TCP connection (*net.TCPConn).ReadFrom unwraps the io.LimitedReader and
-// uses sendfile(2) from the file's current offset, which is why every
-// send opens its own handle and seeks (net/sendfile.go).
+// sendFile copies [pos, pos+n) of a segment to the connection: on a plain
+// TCP connection where the system maps files, by one write(2) from a
+// mapping of the range (sendMapped); otherwise from the file, by
+// sendfile(2) where (*net.TCPConn).ReadFrom can use it (it unwraps the
+// io.LimitedReader and sends from the file's current offset, which is why
+// every send opens its own handle and seeks, net/sendfile.go) and by copies
+// through a buffer on TLS.
 func (cn *conn) sendFile(path string, pos, n int64) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	tc, plain := cn.c.(*net.TCPConn)
+	if plain {
+		if sent, err := sendMapped(tc, f, pos, n); sent {
+			return err
+		}
+	}
 	if _, err := f.Seek(pos, io.SeekStart); err != nil {
 		return err
 	}
 	lr := &io.LimitedReader{R: f, N: n}
 	var w int64
-	if tc, ok := cn.c.(*net.TCPConn); ok {
+	if plain {
 		w, err = tc.ReadFrom(lr)
 	} else {
 		w, err = io.Copy(cn.c, lr)

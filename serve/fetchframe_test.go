@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,6 +46,85 @@ func TestFillSmall(t *testing.T) {
 			}
 			if err != nil || !bytes.Equal(got, []byte(tc.want)) {
 				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSendFile: a segment range reaches the client byte for byte from a
+// mapping (plain TCP) and from the file (any other connection, as TLS),
+// at a position that is not page-aligned; a segment shorter than the range
+// (truncated under the send) is errShortFile and no fault of this process,
+// and a range past the end likewise.
+func TestSendFile(t *testing.T) {
+	seg := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	data := make([]byte, 3<<20+123)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(seg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, tc := range []struct {
+		name     string
+		plain    bool
+		pos, n   int64
+		truncate int64 // the segment's size just before the send, 0 to keep it
+		wantErr  error
+	}{
+		{"mapped", true, 4097, 2<<20 + 5, 0, nil},
+		{"mapped whole file", true, 0, int64(len(data)), 0, nil},
+		{"copied", false, 4097, 2<<20 + 5, 0, nil},
+		{"mapped, truncated", true, 4097, 2<<20 + 5, 1 << 20, errShortFile},
+		{"copied, truncated", false, 4097, 2<<20 + 5, 1 << 20, errShortFile},
+		{"mapped, past the end", true, int64(len(data)) - 10, 20, 0, errShortFile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(seg, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.truncate > 0 {
+				if err := os.Truncate(seg, tc.truncate); err != nil {
+					t.Fatal(err)
+				}
+			}
+			client, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			server, err := ln.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan []byte, 1)
+			go func() {
+				b, _ := io.ReadAll(client)
+				got <- b
+			}()
+			cn := &conn{c: server}
+			if !tc.plain {
+				cn.c = struct{ net.Conn }{server} // not a *net.TCPConn, as a TLS connection is not
+			}
+			err = cn.sendFile(seg, tc.pos, tc.n)
+			server.Close()
+			b := <-got
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b, data[tc.pos:tc.pos+tc.n]) {
+				t.Fatalf("received %d bytes, not the range's %d", len(b), tc.n)
 			}
 		})
 	}
