@@ -311,7 +311,6 @@ func BenchmarkDrainAlternating(b *testing.B) {
 	}
 }
 
-
 // wireBaseline is the transport alone, the ceiling of any server for this
 // consumer: the same 1 MiB request/response round trips over loopback TCP,
 // each response a size prefix and then the next partition-max-bytes of the
