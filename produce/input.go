@@ -1,7 +1,6 @@
 package produce
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -95,7 +94,10 @@ func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Resu
 	batch := f.Template
 	batch.Records = nil
 	pending := 0
-	var lines []byte // the bytes of the batch's InputLines records
+	// lines holds the bytes of the batch's first kept InputLines records
+	// once the input buffer was about to reuse them (lineReader.keep).
+	var lines []byte
+	kept := 0
 	report, acked := sent, false
 	if f.Flushed != nil {
 		report = func(r Result) {
@@ -127,7 +129,7 @@ func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Resu
 		if err == nil && batch.Producer != nil {
 			err = flush()
 		}
-		batch.Records, pending, lines = batch.Records[:0], 0, lines[:0]
+		batch.Records, pending, lines, kept = batch.Records[:0], 0, lines[:0], 0
 		return err
 	}
 	end := func(err error) error {
@@ -145,7 +147,26 @@ func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Resu
 	} else if safeio.NeverWaits(r) {
 		fr.ready = func() bool { return true }
 	}
-	in := bufio.NewReaderSize(fr, 1<<20)
+	// The batch's lines are slices of the reader's buffer until it is
+	// about to reuse their bytes: then the ones not yet staged are copied
+	// into lines (once a 1 MiB buffer, a batch's worth at most).
+	in := &lineReader{r: fr, buf: make([]byte, lineBuffer), keep: func() {
+		if f.Format == InputJSON {
+			return // parsed into the records' own bytes
+		}
+		for i := kept; i < len(batch.Records); i++ {
+			rec := &batch.Records[i]
+			if rec.Key != nil {
+				n := len(lines)
+				lines = append(lines, rec.Key...)
+				rec.Key = lines[n:len(lines):len(lines)]
+			}
+			n := len(lines)
+			lines = append(lines, rec.Value...)
+			rec.Value = lines[n:len(lines):len(lines)]
+		}
+		kept = len(batch.Records)
+	}}
 	for lineNo := 1; ; lineNo++ {
 		if err := ctx.Err(); err != nil {
 			// What is staged was appended before the end, as it would
@@ -155,8 +176,7 @@ func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Resu
 			}
 			return err
 		}
-		start := len(lines)
-		line, err := readLine(in, &lines)
+		line, err := in.line()
 		if line == nil && err == io.EOF {
 			break
 		}
@@ -178,11 +198,7 @@ func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Resu
 			return end(&InputError{Line: lineNo, Err: perr})
 		}
 		if skip {
-			lines = lines[:start]
 			continue
-		}
-		if f.Format == InputJSON {
-			lines = lines[:start] // parsed into the record's own bytes
 		}
 		pending += len(rec.Key) + len(rec.Value)
 		if len(batch.Records) >= maxRecs || (f.MaxBytes > 0 && pending >= f.MaxBytes) {
@@ -195,23 +211,66 @@ func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Resu
 	return end(nil)
 }
 
-// readLine appends the next line of in (with its newline, if any) to
-// *buf and returns it; nil with io.EOF at the end. An earlier line's
-// bytes in *buf stay where they are, unless *buf grows into a new array
-// (they stay valid in the old one).
-func readLine(in *bufio.Reader, buf *[]byte) ([]byte, error) {
-	start := len(*buf)
+// lineBuffer is the size of a Feed's input buffer (it grows for a longer
+// line).
+const lineBuffer = 1 << 20
+
+// lineReader hands out the lines of r as slices of its own buffer (no copy
+// a line): a line stays valid until a later call moves the unread bytes to
+// the buffer's front, which it does only after calling keep, so that the
+// lines still needed can be copied out first.
+type lineReader struct {
+	r    io.Reader
+	keep func()
+	buf  []byte
+	// buf[next:w] is read and not yet handed out; buf[next:scan] holds no
+	// newline.
+	next, scan, w int
+	err           error
+}
+
+// line returns the next line with its newline, if any; the last line
+// without one comes with the reader's error (io.EOF at the end); nil and
+// the error once nothing is left.
+func (lr *lineReader) line() ([]byte, error) {
+	empty := 0
 	for {
-		frag, err := in.ReadSlice('\n')
-		*buf = append(*buf, frag...)
-		if err == bufio.ErrBufferFull {
-			continue
+		if i := bytes.IndexByte(lr.buf[lr.scan:lr.w], '\n'); i >= 0 {
+			end := lr.scan + i + 1
+			line := lr.buf[lr.next:end:end]
+			lr.next, lr.scan = end, end
+			return line, nil
 		}
-		line := (*buf)[start:len(*buf):len(*buf)]
-		if len(line) == 0 && err == io.EOF {
-			return nil, io.EOF
+		lr.scan = lr.w
+		if lr.err != nil {
+			if lr.next == lr.w {
+				return nil, lr.err
+			}
+			line := lr.buf[lr.next:lr.w:lr.w]
+			lr.next = lr.w
+			return line, lr.err
 		}
-		return line, err
+		if len(lr.buf)-lr.w < len(lr.buf)/4 && lr.next > 0 {
+			lr.keep()
+			n := copy(lr.buf, lr.buf[lr.next:lr.w])
+			lr.scan -= lr.next
+			lr.next, lr.w = 0, n
+		}
+		if lr.w == len(lr.buf) {
+			// A line longer than the buffer (nothing before it is
+			// handed out since the last move: lr.next is 0).
+			lr.buf = append(lr.buf, make([]byte, len(lr.buf))...)
+		}
+		n, err := lr.r.Read(lr.buf[lr.w:])
+		lr.w += n
+		switch {
+		case err != nil:
+			lr.err = err
+		case n == 0:
+			if empty++; empty == 100 {
+				lr.err = io.ErrNoProgress
+			}
+		}
 	}
 }
 

@@ -182,3 +182,119 @@ func FuzzParseJSONRecord(f *testing.F) {
 		}
 	})
 }
+
+// chunkReader returns r's bytes in reads of pseudo-random sizes from 1 to
+// max, as a pipe does.
+type chunkReader struct {
+	r   *strings.Reader
+	max int
+	x   uint32
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	c.x = c.x*1664525 + 1013904223
+	n := 1 + int(c.x>>8)%c.max
+	return c.r.Read(p[:min(n, len(p))])
+}
+
+// TestFeedAcrossBuffers: lines handed out from the input buffer stay right
+// when the buffer moves and grows under a batch still being filled: over
+// 3 MiB of lines of every length (empty ones, keys, CRLF, one line longer
+// than the buffer, no newline at the end) read in pipe-sized pieces, every
+// record and every batch boundary is the one the lines say.
+func TestFeedAcrossBuffers(t *testing.T) {
+	var in strings.Builder
+	x := uint32(7)
+	for in.Len() < 3<<20 {
+		x = x*1664525 + 1013904223
+		n := int(x>>8) % 3000
+		switch x % 7 {
+		case 0:
+			in.WriteString("key" + strings.Repeat("k", n%50) + ":")
+		case 1:
+			n = 0
+		}
+		in.WriteString(strings.Repeat(string(rune('a'+x%26)), n))
+		if x%5 == 0 {
+			in.WriteString("\r")
+		}
+		in.WriteString("\n")
+		if in.Len() > 1<<20 && in.Len() < 1<<20+4000 {
+			in.WriteString(strings.Repeat("L", lineBuffer+lineBuffer/2) + "\n")
+		}
+	}
+	in.WriteString("last:no newline")
+	type rec struct {
+		key, value string
+		keyNil     bool
+	}
+	var want []rec
+	var wantBatches []int
+	count, pending := 0, 0
+	for _, line := range strings.Split(in.String(), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		r := rec{value: line, keyNil: true}
+		if i := strings.Index(line, ":"); i >= 0 {
+			r = rec{key: line[:i], value: line[i+1:]}
+		}
+		want = append(want, r)
+		count++
+		pending += len(r.key) + len(r.value)
+		if count >= 7 || pending >= 20000 {
+			wantBatches = append(wantBatches, count)
+			count, pending = 0, 0
+		}
+	}
+	if count > 0 {
+		wantBatches = append(wantBatches, count)
+	}
+
+	a, err := Open(filepath.Join(t.TempDir(), "t-0"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := Feed{KeySeparator: ":", MaxRecords: 7, MaxBytes: 20000}
+	var batches []int
+	err = feed.Run(context.Background(), a, &chunkReader{r: strings.NewReader(in.String()), max: 70000}, func(r Result) {
+		batches = append(batches, int(r.LastOffset-r.BaseOffset+1))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(batches) != len(wantBatches) {
+		t.Fatalf("%d batches, want %d", len(batches), len(wantBatches))
+	}
+	for i := range batches {
+		if batches[i] != wantBatches[i] {
+			t.Fatalf("batch %d has %d records, want %d", i, batches[i], wantBatches[i])
+		}
+	}
+	sc := openScanner(t, filepath.Join(a.dir, "00000000000000000000.log"))
+	var rr format.RecordReader
+	i := 0
+	for b, err := range sc.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, err := range rr.Records(b) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i >= len(want) {
+				t.Fatalf("more than the %d records written", len(want))
+			}
+			w := want[i]
+			if string(r.Key) != w.key || (r.Key == nil) != w.keyNil || string(r.Value) != w.value || r.Value == nil {
+				t.Fatalf("record %d: key %.20q (nil %v) value %d bytes %.20q (nil %v), want key %.20q (nil %v) value %d bytes %.20q",
+					i, r.Key, r.Key == nil, len(r.Value), r.Value, r.Value == nil, w.key, w.keyNil, len(w.value), w.value)
+			}
+			i++
+		}
+	}
+	if i != len(want) {
+		t.Fatalf("%d records, want %d", i, len(want))
+	}
+}
