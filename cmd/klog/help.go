@@ -186,6 +186,11 @@ func prepareCommand(cmd *cli.Command) {
 			}
 			if len(missing) > 0 {
 				sort.Strings(missing)
+				if len(missing) == 1 && c.Args().Len() == 1 {
+					// "klog serve DIR": say where the argument goes.
+					return usageError("%s: %s is required (the argument %q is not taken: %s %s %s)", cmd.Name, missing[0],
+						c.Args().First(), c.App.Name+" "+commandPath(c), missing[0], c.Args().First())
+				}
 				return usageError("%s: %s is required", cmd.Name, strings.Join(missing, ", "))
 			}
 			if before != nil {
