@@ -141,7 +141,17 @@ func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Resu
 		}
 		return err
 	}
-	fr := &flushingReader{r: r, pending: func() bool { return a.st.open }, flush: flush}
+	// Before a read that could wait, the batch being filled is cut and
+	// written with what is staged, as a producer's linger.ms ends a batch
+	// not full: a line typed or piped in is not held back for the lines
+	// that may follow it (a file never waits: its batches are cut only by
+	// MaxRecords and MaxBytes).
+	fr := &flushingReader{r: r, pending: func() bool { return a.st.open || len(batch.Records) > 0 }, flush: func() error {
+		if err := stage(); err != nil {
+			return err
+		}
+		return flush()
+	}}
 	if rd, ok := r.(interface{ Ready() bool }); ok {
 		fr.ready = rd.Ready
 	} else if safeio.NeverWaits(r) {

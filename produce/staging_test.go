@@ -117,6 +117,19 @@ func TestFeedFlushesBeforeWaiting(t *testing.T) {
 			t.Fatalf("batch %d not reported while the input waits", i)
 		}
 	}
+	// A batch not full is not held back either: the input waits after
+	// two lines of a three-record batch (a console producer's linger).
+	if _, err := io.WriteString(pw, "d\ne\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.BaseOffset != 12 || r.LastOffset != 13 {
+			t.Fatalf("the partial batch is %d-%d, want 12-13", r.BaseOffset, r.LastOffset)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a batch not full was held back while the input waits")
+	}
 	pw.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
