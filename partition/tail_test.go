@@ -8,6 +8,31 @@ import (
 	"github.com/klog-dev/klog/format"
 )
 
+// newPartitionDir makes an empty partition directory and returns it with
+// the path of its first segment's .log.
+func newPartitionDir(t *testing.T) (dir, logPath string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "t-0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, filepath.Join(dir, "00000000000000000000.log")
+}
+
+// openWriterLog opens dir's Log with opts, kept current by a writer
+// (AttachWriter) that the test plays.
+func openWriterLog(t *testing.T, dir string, opts LogOptions) *Log {
+	t.Helper()
+	l, err := OpenLog(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AttachWriter(); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // appendTestBatch writes a batch of n records from offset base at the end
 // of the .log and returns its header, positioned.
 func appendTestBatch(t *testing.T, path string, base int64, n int) *format.Batch {
@@ -44,23 +69,13 @@ func appendTestBatch(t *testing.T, path string, base int64, n int) *format.Batch
 // answered without opening a file, and with what a search of the log
 // answers; a read below the appended batch searches the log as before.
 func TestReadStartTail(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t-0")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "00000000000000000000.log")
+	dir, logPath := newPartitionDir(t)
 	var batches []*format.Batch
 	for base := int64(0); base < 6; base += 2 {
 		batches = append(batches, appendTestBatch(t, logPath, base, 2))
 	}
 	opens := 0
-	l, err := OpenLog(dir, LogOptions{Open: func(p string) (File, error) { opens++; return os.Open(p) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.AttachWriter(); err != nil {
-		t.Fatal(err)
-	}
+	l := openWriterLog(t, dir, LogOptions{Open: func(p string) (File, error) { opens++; return os.Open(p) }})
 	check := func(offset int64, want *format.Batch, wantOpens bool) {
 		t.Helper()
 		opens = 0
@@ -112,19 +127,9 @@ func batchBytes(t *testing.T, path string, b *format.Batch) []byte {
 // not an earlier batch, not once a later batch (kept or too large to keep)
 // was appended, not after the Log was read again.
 func TestCopyAppended(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "t-0")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "00000000000000000000.log")
+	dir, logPath := newPartitionDir(t)
 	first := appendTestBatch(t, logPath, 0, 2)
-	l, err := OpenLog(dir, LogOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.AttachWriter(); err != nil {
-		t.Fatal(err)
-	}
+	l := openWriterLog(t, dir, LogOptions{})
 	if l.CopyAppended(logPath, first.Pos, make([]byte, first.Size())) {
 		t.Fatal("a batch the Log read, not one appended, was copied")
 	}

@@ -523,29 +523,8 @@ func decodeAll(b *testing.B, frames []kmsg.FetchResponseTopicPartition, dec kgo.
 //	go test ./serve -run '^$' -bench SendRange -benchtime 20x
 func BenchmarkSendRange(b *testing.B) {
 	const rng, ranges = 1 << 20, 64
-	seg := filepath.Join(b.TempDir(), "00000000000000000000.log")
-	data := make([]byte, rng*ranges)
-	for i := range data {
-		data[i] = byte(i)
-	}
-	if err := os.WriteFile(seg, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer server.Close()
+	seg, _ := writeSegment(b, rng*ranges)
+	client, server := loopbackPair(b)
 	cn := &conn{c: server}
 	sendfile := func(pos int64) error {
 		f, err := os.Open(seg)

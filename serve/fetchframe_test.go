@@ -57,19 +57,7 @@ func TestFillSmall(t *testing.T) {
 // (truncated under the send) is errShortFile and no fault of this process,
 // and a range past the end likewise.
 func TestSendFile(t *testing.T) {
-	seg := filepath.Join(t.TempDir(), "00000000000000000000.log")
-	data := make([]byte, 3<<20+123)
-	for i := range data {
-		data[i] = byte(i * 7)
-	}
-	if err := os.WriteFile(seg, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	seg, data := writeSegment(t, 3<<20+123)
 	for _, tc := range []struct {
 		name     string
 		plain    bool
@@ -93,15 +81,7 @@ func TestSendFile(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			client, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			server, err := ln.Accept()
-			if err != nil {
-				t.Fatal(err)
-			}
+			client, server := loopbackPair(t)
 			got := make(chan []byte, 1)
 			go func() {
 				b, _ := io.ReadAll(client)
@@ -111,7 +91,7 @@ func TestSendFile(t *testing.T) {
 			if !tc.plain {
 				cn.c = struct{ net.Conn }{server} // not a *net.TCPConn, as a TLS connection is not
 			}
-			err = cn.sendFile(seg, tc.pos, tc.n)
+			err := cn.sendFile(seg, tc.pos, tc.n)
 			server.Close()
 			b := <-got
 			if tc.wantErr != nil {
@@ -128,4 +108,41 @@ func TestSendFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeSegment writes a segment file of n patterned bytes and returns its
+// path and bytes.
+func writeSegment(tb testing.TB, n int) (string, []byte) {
+	tb.Helper()
+	seg := filepath.Join(tb.TempDir(), "00000000000000000000.log")
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(seg, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return seg, data
+}
+
+// loopbackPair is a connected pair of loopback TCP connections, closed
+// when tb ends.
+func loopbackPair(tb testing.TB) (client, server net.Conn) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { client.Close() })
+	server, err = ln.Accept()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { server.Close() })
+	return client, server
 }
