@@ -53,11 +53,12 @@ func TestFillSmall(t *testing.T) {
 
 // TestSendFile: a segment range reaches the client byte for byte from a
 // mapping (plain TCP) and from the file (any other connection, as TLS),
-// at a position that is not page-aligned; a segment shorter than the range
+// at a position that is not page-aligned, over more than one mapping
+// window; a segment shorter than the range
 // (truncated under the send) is errShortFile and no fault of this process,
 // and a range past the end likewise.
 func TestSendFile(t *testing.T) {
-	seg, data := writeSegment(t, 3<<20+123)
+	seg, data := writeSegment(t, 2*sendWindow+3<<20+123)
 	for _, tc := range []struct {
 		name     string
 		plain    bool
@@ -66,7 +67,9 @@ func TestSendFile(t *testing.T) {
 		wantErr  error
 	}{
 		{"mapped", true, 4097, 2<<20 + 5, 0, nil},
-		{"mapped whole file", true, 0, int64(len(data)), 0, nil},
+		{"mapped whole file, window by window", true, 0, int64(len(data)), 0, nil},
+		{"mapped across windows", true, sendWindow - 10, sendWindow + 20, 0, nil},
+		{"mapped, truncated inside a later window", true, 4097, 2 * sendWindow, sendWindow + 1<<20, errShortFile},
 		{"copied", false, 4097, 2<<20 + 5, 0, nil},
 		{"mapped, truncated", true, 4097, 2<<20 + 5, 1 << 20, errShortFile},
 		{"copied, truncated", false, 4097, 2<<20 + 5, 1 << 20, errShortFile},
