@@ -17,6 +17,23 @@ import (
 
 func bytesText(n int64) string { return dump.ViewBytes(n) }
 
+// bytesUnitText is bytesText with its unit: "657 bytes", "1288295 bytes
+// (1.2 MiB)".
+func bytesUnitText(n int64) string {
+	s := bytesText(n)
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i] + " bytes" + s[i:]
+	}
+	return s + " bytes"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
 func brokerName(id int32) string {
 	if id < 0 {
 		return "broker ?"
@@ -31,7 +48,7 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 	for _, b := range inv.Brokers {
 		logDirs += len(b.LogDirs)
 	}
-	fmt.Fprintf(bw, "%d brokers, %d log dirs", len(inv.Brokers), logDirs)
+	fmt.Fprintf(bw, "%s, %s", plural(len(inv.Brokers), "broker"), plural(logDirs, "log dir"))
 	if inv.Image != nil {
 		fmt.Fprintf(bw, "; metadata image at offset %d", inv.Image.LastContainedOffset)
 	}
@@ -53,7 +70,7 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 					extra = append(extra, fmt.Sprintf("%d %s", x.n, x.what))
 				}
 			}
-			fmt.Fprintf(bw, "  %s at %s: %d partitions, %s", brokerName(b.Broker), ld.Path, len(ld.Partitions), bytesText(ld.SizeBytes))
+			fmt.Fprintf(bw, "  %s at %s: %s, %s", brokerName(b.Broker), ld.Path, plural(len(ld.Partitions), "partition"), bytesUnitText(ld.SizeBytes))
 			if len(extra) > 0 {
 				bw.WriteString(" (" + strings.Join(extra, ", ") + ")")
 			}
@@ -65,7 +82,7 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 			}
 		}
 	}
-	fmt.Fprintf(bw, "%d topics:\n", len(inv.Topics))
+	fmt.Fprintf(bw, "%s:\n", plural(len(inv.Topics), "topic"))
 	if err := bw.Flush(); err != nil {
 		return err
 	}
