@@ -24,6 +24,10 @@ type reads struct {
 	charged atomic.Int64 // bytes asked of the limiter
 	cache   *cacheCare   // nil: --keep-cache
 
+	// tasks is the array of the last piece's tasks, for the next
+	// piece's (runPiece).
+	tasks []task
+
 	// Options.Progress and what it was last told.
 	mu          sync.Mutex
 	onProgress  func(read, total int64)
@@ -258,4 +262,23 @@ func (v *verifier) release() {
 		scanners.Put(v.lsc)
 	}
 	v.lsc = nil
+}
+
+// takeTasks hands the run's task array to a piece (empty, maybe nil).
+func (r *reads) takeTasks() []task {
+	if r == nil {
+		return nil
+	}
+	t := r.tasks
+	r.tasks = nil
+	return t[:0]
+}
+
+// putTasks gives a finished piece's task array back to the run, cleared
+// (the strings and errors it holds are not kept alive).
+func (r *reads) putTasks(t []task) {
+	if r != nil && cap(t) <= 1<<16 {
+		clear(t[:cap(t)])
+		r.tasks = t[:0]
+	}
 }

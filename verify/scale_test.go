@@ -234,3 +234,25 @@ func runEach(tb testing.TB, dir string, st *State) (*runReport, int) {
 	}
 	return total, n
 }
+
+// TestGenerateFleet writes, when KLOG_FLEET_DIR names a directory, the log
+// dir of the README's log dir figures under it (DIR/kafka-logs):
+// KLOG_FLEET_PARTITIONS partitions (default 10,000) of 12 one-batch
+// segments, each with its .index and .timeindex, and the two checkpoints a
+// partition: 38 files a partition. The figures time `klog verify
+// DIR/kafka-logs` against the binary of d05b0c6 and count its system calls.
+func TestGenerateFleet(t *testing.T) {
+	root := os.Getenv("KLOG_FLEET_DIR")
+	if root == "" {
+		t.Skip("KLOG_FLEET_DIR not set")
+	}
+	parts := 10000
+	if s := os.Getenv("KLOG_FLEET_PARTITIONS"); s != "" {
+		var err error
+		if parts, err = strconv.Atoi(s); err != nil || parts <= 0 {
+			t.Fatalf("KLOG_FLEET_PARTITIONS %q: not a positive number", s)
+		}
+	}
+	dir, files, size := genFleet(t, root, parts, 12)
+	t.Logf("%s: %d partitions, %d files, %d bytes", dir, parts, files, size)
+}
