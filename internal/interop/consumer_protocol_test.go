@@ -20,27 +20,34 @@ import (
 func serveLogDir(t *testing.T) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := serve.New(serve.Config{LogDir: dir, Writable: true, ConsumerHeartbeatInterval: 300 * time.Millisecond})
+	return dir, startServe(t, serve.Config{LogDir: dir, Writable: true, ConsumerHeartbeatInterval: 300 * time.Millisecond})
+}
+
+// startServe serves cfg on a loopback listener until tb ends (a clean
+// shutdown checked) and returns its address.
+func startServe(tb testing.TB, cfg serve.Config) string {
+	tb.Helper()
+	s, err := serve.New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ln) }()
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
+			tb.Errorf("shutdown: %v", err)
 		}
 		if err := <-done; !errors.Is(err, serve.ErrServerClosed) {
-			t.Errorf("serve: %v", err)
+			tb.Errorf("serve: %v", err)
 		}
 	})
-	return dir, ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // createAndFill creates topic with n partitions through librdkafka's

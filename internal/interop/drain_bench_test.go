@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -254,25 +252,7 @@ func BenchmarkLibrdkafkaDrain(b *testing.B) {
 // startDrainServe serves dir with cfg until b ends and returns the address.
 func startDrainServe(b *testing.B, dir string, cfg serve.Config) string {
 	cfg.LogDir, cfg.StateDir = dir, b.TempDir()
-	s, err := serve.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		if err := <-done; !errors.Is(err, serve.ErrServerClosed) {
-			b.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
+	return startServe(b, cfg)
 }
 
 // startDrainKfake produces the benchmark's records into a one-broker kfake
