@@ -129,7 +129,7 @@ func newLogDir(path string) *LogDir {
 }
 
 func (ld *LogDir) addPartition(p string) error {
-	topic, n, ok := partition.ParseDirName(filepath.Base(filepath.Clean(p)))
+	topic, n, ok := partition.NameOf(p)
 	if !ok {
 		topic, n = filepath.Base(filepath.Clean(p)), -1
 	}

@@ -152,7 +152,7 @@ func Segments(ctx context.Context, dir string, opts SegmentsOptions) (*Partition
 		return nil, &dump.IOError{Path: dir, Err: err}
 	}
 	ps := &PartitionSegments{Dir: dir, Partition: -1}
-	if t, n, ok := partition.ParseDirName(filepath.Base(filepath.Clean(dir))); ok {
+	if t, n, ok := partition.NameOf(dir); ok {
 		ps.Topic, ps.Partition = t, n
 	}
 	var idxPaths []string

@@ -96,6 +96,25 @@ func ParseKRaftSnapshotName(name string) (endOffset int64, epoch int32, ok bool)
 	return end, int32(ep), true
 }
 
+// NameOf is what the partition directory at path is named: ParseDirName
+// of its base name, or, for a symlink whose own name is not a partition's,
+// of its target's (an operator's link to a partition directory, as
+// /data/current -> /data/kafka-logs/orders-3, is orders-3).
+func NameOf(path string) (topic string, part int32, ok bool) {
+	base := filepath.Base(filepath.Clean(path))
+	if topic, part, ok = ParseDirName(base); ok {
+		return topic, part, true
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			if t, p, ok := ParseDirName(filepath.Base(real)); ok {
+				return t, p, true
+			}
+		}
+	}
+	return topic, part, false
+}
+
 // ParseDirName splits "<topic>-<partition>" (the partition is the text after
 // the last dash). Directories marked -delete, -stray or -future are not
 // partitions being served and return ok=false.
@@ -151,7 +170,7 @@ func Open(path string) (*Dir, error) {
 		return nil, err
 	}
 	d := &Dir{Path: path, Partition: -1}
-	d.Topic, d.Partition, _ = ParseDirName(filepath.Base(filepath.Clean(path)))
+	d.Topic, d.Partition, _ = NameOf(path)
 	segs := map[int64]*Segment{}
 	seg := func(off int64) *Segment {
 		s := segs[off]

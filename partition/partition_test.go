@@ -129,3 +129,40 @@ func TestLogDirReadsThroughLinks(t *testing.T) {
 		t.Error("a directory holding only a .log.deleted is not a partition directory")
 	}
 }
+
+// TestNameOf: a partition directory is named by its base name; a symlink
+// whose own name is not a partition's by its target's; anything else not.
+func TestNameOf(t *testing.T) {
+	root := t.TempDir()
+	real := filepath.Join(root, "orders-3")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ name, target string }{{"current", real}, {"events-7", real}, {"dangling", filepath.Join(root, "gone-1")}, {"plain", filepath.Join(root, "plaindir")}} {
+		if err := os.Symlink(l.target, filepath.Join(root, l.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "plaindir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path  string
+		topic string
+		part  int32
+		ok    bool
+	}{
+		{real, "orders", 3, true},
+		{real + "/", "orders", 3, true},
+		{filepath.Join(root, "current"), "orders", 3, true},  // named by its target
+		{filepath.Join(root, "events-7"), "events", 7, true}, // its own name is a partition's: that one
+		{filepath.Join(root, "dangling"), "", 0, false},
+		{filepath.Join(root, "plain"), "", 0, false},
+		{filepath.Join(root, "plaindir"), "", 0, false},
+	} {
+		topic, part, ok := NameOf(c.path)
+		if topic != c.topic || part != c.part || ok != c.ok {
+			t.Errorf("NameOf(%s) = %q, %d, %v; want %q, %d, %v", c.path, topic, part, ok, c.topic, c.part, c.ok)
+		}
+	}
+}

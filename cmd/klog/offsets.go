@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/klog-dev/klog/fetch"
@@ -167,7 +166,7 @@ func runOffsets(c *cli.Context) error {
 
 // writeOffsets prints the answer for partition directory d.
 func writeOffsets(out *bufio.Writer, enc *json.Encoder, asJSON bool, d string, r partition.TimestampAndOffset) error {
-	topic, part, named := partition.ParseDirName(filepath.Base(filepath.Clean(d)))
+	topic, part, named := partition.NameOf(d)
 	if !named {
 		// Not topic-N: no topic to name, never partition 0.
 		topic, part = "", -1
