@@ -382,17 +382,15 @@ func (t *tailer) read(p *part) (gone bool, err error) {
 	return false, nil
 }
 
-// junkTail classifies a TailPartial tail of the .log at path as
-// verify.TailProblem does: junk is bytes that do not start a batch (a
-// magic other than 0 to 2), then pr says so.
+// junkTail judges a TailPartial tail of the .log at path by
+// verify.JunkTail, the rule fetch and offsets apply too.
 func junkTail(path string, tail format.Tail) (pr verify.Problem, junk bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return pr, false
 	}
 	defer f.Close()
-	pr = verify.TailProblem(f, tail)
-	return pr, pr.Kind == verify.KindTrailingBytes
+	return verify.JunkTail(f, tail)
 }
 
 func (t *tailer) corrupt(p *part, seg string, pos, offset int64, err error) {

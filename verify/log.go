@@ -379,6 +379,21 @@ func (v *verifier) tailProblem(f *FileReport, r io.ReaderAt, t format.Tail) {
 	f.add(TailProblem(r, t))
 }
 
+// JunkTail says whether the bytes after the last complete batch of a
+// segment (t, from the scanner; r reads the segment) are junk a reader
+// must not wait on or take for the log's end quietly: bytes that do not
+// start a batch (TailProblem's KindTrailingBytes), not a zero-filled tail
+// (where a preallocated segment's next write goes) nor a batch cut short
+// (a crash, or a write under way). pr says what they are. The readers that
+// stop at a segment's end (fetch, offsets, tail) judge it by this rule.
+func JunkTail(r io.ReaderAt, t format.Tail) (pr Problem, junk bool) {
+	if t.Bytes == 0 || t.Kind == format.TailZeros {
+		return pr, false
+	}
+	pr = TailProblem(r, t)
+	return pr, pr.Kind == KindTrailingBytes
+}
+
 // TailProblem classifies the bytes after the last complete batch of a
 // segment (t, from the scanner; r reads the segment): the start of a batch
 // that was cut short (KindTruncated: 17 bytes or fewer, or a header with a

@@ -52,7 +52,8 @@ func corruptTail(cmd string, l *partition.Log) error {
 		}
 		p = verify.ProblemAt(pe, verify.StageEntry, pe.Pos, pe.Offset)
 	case errors.Is(err, io.EOF):
-		if p = verify.TailProblem(f, sc.Tail()); p.Kind != verify.KindTrailingBytes || sc.Tail().Kind == format.TailZeros {
+		var junk bool
+		if p, junk = verify.JunkTail(f, sc.Tail()); !junk {
 			return nil
 		}
 	default:
