@@ -517,7 +517,7 @@ func (d *dumper) dumpLog(p, name string) error {
 	}
 	d.r.logHeader(p, header)
 	d.topic, d.part = "", -1
-	if t, n, ok := partition.ParseDirName(filepath.Base(filepath.Dir(d.absPath(p)))); ok {
+	if t, n, ok := partition.NameOf(filepath.Dir(d.absPath(p))); ok {
 		d.topic, d.part = t, n
 	}
 

@@ -274,7 +274,7 @@ func (t *tailer) logDir(path string) *logDir {
 
 func (t *tailer) newPart(dir string, ld *logDir) *part {
 	p := &part{dir: dir, ld: ld, cur: -1, partialAt: -1, badAt: -1, partition: -1, hw: -1}
-	if topic, n, ok := partition.ParseDirName(filepath.Base(dir)); ok {
+	if topic, n, ok := partition.NameOf(dir); ok {
 		p.topic, p.partition = topic, n
 	}
 	t.parts[dir] = p

@@ -99,7 +99,7 @@ func (m *Metrics) Add(f *FileReport) {
 	}
 	dir := filepath.Dir(abs)
 	logDir := dir
-	topic, part, isPart := partition.ParseDirName(filepath.Base(dir))
+	topic, part, isPart := partition.NameOf(dir)
 	if isPart {
 		logDir = filepath.Dir(dir)
 	}

@@ -59,7 +59,7 @@ func recoverArg(c *cli.Context) (string, error) {
 	}
 	dir := c.Args().First()
 	if st, err := os.Stat(dir); err == nil && st.IsDir() && !partition.IsPartitionDir(dir) {
-		if _, _, named := partition.ParseDirName(filepath.Base(filepath.Clean(dir))); !named {
+		if _, _, named := partition.NameOf(dir); !named {
 			return "", usageError("recover: %s is not a partition directory", dir)
 		}
 	}
