@@ -253,22 +253,32 @@ func TestLazyResidency(t *testing.T) {
 	testSettle = func(from int64) { froms = append(froms, from) }
 	defer func() { testSettle = nil }()
 	for _, warmBytes := range []int64{st.Size(), half} {
-		makeCold(t, p)
-		warm(t, p, warmBytes)
-		if r := resident(t, p); r < float64(warmBytes)/float64(st.Size())-0.01 {
-			t.Skipf("cannot warm %s: %.3f resident", p, r)
-		}
-		froms = nil
-		rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
-		if err != nil || rep.Findings() != 0 || rep.BytesRead < st.Size() {
-			t.Fatal(err, rep.Findings(), rep.BytesRead)
-		}
 		want := []int64{}
 		if warmBytes < st.Size() {
 			want = []int64{warmBytes}
 		}
-		if len(froms) != len(want) || (len(want) == 1 && froms[0] != want[0]) {
-			t.Errorf("%d of %d bytes cached: residency asked from %v, want %v", warmBytes, st.Size(), froms, want)
+		// The kernel may reclaim a warmed page before verify reads it (a
+		// machine under memory pressure, or reclaiming idle pages on its
+		// own, as DAMON does): then residency is rightly asked earlier.
+		// Such a run is tried again; three in a row fail.
+		for attempt := 1; ; attempt++ {
+			makeCold(t, p)
+			warm(t, p, warmBytes)
+			if r := resident(t, p); r < float64(warmBytes)/float64(st.Size())-0.01 {
+				t.Skipf("cannot warm %s: %.3f resident", p, r)
+			}
+			froms = nil
+			rep, err := collect(context.Background(), []string{p}, Options{Jobs: 1})
+			if err != nil || rep.Findings() != 0 || rep.BytesRead < st.Size() {
+				t.Fatal(err, rep.Findings(), rep.BytesRead)
+			}
+			if len(froms) == len(want) && (len(want) == 0 || froms[0] == want[0]) {
+				break
+			}
+			if earlier := len(froms) == 1 && froms[0] < warmBytes; !earlier || attempt == 3 {
+				t.Errorf("%d of %d bytes cached: residency asked from %v, want %v", warmBytes, st.Size(), froms, want)
+				break
+			}
 		}
 	}
 }
