@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/klog-dev/klog/dump"
+	"github.com/klog-dev/klog/verify"
 )
 
 // The inventory for people, in the shape of kcat -L: brokers and their log
@@ -27,13 +28,6 @@ func bytesUnitText(n int64) string {
 	return s + " bytes"
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
-}
-
 func brokerName(id int32) string {
 	if id < 0 {
 		return "broker ?"
@@ -48,7 +42,7 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 	for _, b := range inv.Brokers {
 		logDirs += len(b.LogDirs)
 	}
-	fmt.Fprintf(bw, "%s, %s", plural(len(inv.Brokers), "broker"), plural(logDirs, "log dir"))
+	fmt.Fprintf(bw, "%s, %s", verify.Plural(int64(len(inv.Brokers)), "broker", "brokers"), verify.Plural(int64(logDirs), "log dir", "log dirs"))
 	if inv.Image != nil {
 		fmt.Fprintf(bw, "; metadata image at offset %d", inv.Image.LastContainedOffset)
 	}
@@ -70,7 +64,7 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 					extra = append(extra, fmt.Sprintf("%d %s", x.n, x.what))
 				}
 			}
-			fmt.Fprintf(bw, "  %s at %s: %s, %s", brokerName(b.Broker), ld.Path, plural(len(ld.Partitions), "partition"), bytesUnitText(ld.SizeBytes))
+			fmt.Fprintf(bw, "  %s at %s: %s, %s", brokerName(b.Broker), ld.Path, verify.Plural(int64(len(ld.Partitions)), "partition", "partitions"), bytesUnitText(ld.SizeBytes))
 			if len(extra) > 0 {
 				bw.WriteString(" (" + strings.Join(extra, ", ") + ")")
 			}
@@ -82,7 +76,7 @@ func WriteInventory(w io.Writer, inv *Inventory) error {
 			}
 		}
 	}
-	fmt.Fprintf(bw, "%s:\n", plural(len(inv.Topics), "topic"))
+	fmt.Fprintf(bw, "%s:\n", verify.Plural(int64(len(inv.Topics)), "topic", "topics"))
 	if err := bw.Flush(); err != nil {
 		return err
 	}

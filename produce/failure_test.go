@@ -345,16 +345,23 @@ func TestNoWriteThroughLinkedPartition(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	a, err := produce.Open(link, produce.Options{})
+	wantOpenRefused(t, link, partition.ErrLinkedDir, target, 0)
+}
+
+// wantOpenRefused checks that produce.Open(dir) fails with want, naming
+// dir, and that untouched still holds exactly entries entries.
+func wantOpenRefused(t *testing.T, dir string, want error, untouched string, entries int) {
+	t.Helper()
+	a, err := produce.Open(dir, produce.Options{})
 	if err == nil {
 		a.Close()
-		t.Fatal("Open of a symlinked partition directory succeeded")
+		t.Fatalf("Open of %s succeeded", dir)
 	}
-	if !errors.Is(err, partition.ErrLinkedDir) || !strings.Contains(err.Error(), link) {
-		t.Errorf("error %q, want ErrLinkedDir naming the link", err)
+	if !errors.Is(err, want) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %q, want %v naming %s", err, want, dir)
 	}
-	if des, _ := os.ReadDir(target); len(des) != 0 {
-		t.Errorf("the link's target holds %d entries", len(des))
+	if des, _ := os.ReadDir(untouched); len(des) != entries {
+		t.Errorf("%s holds %d entries, want %d", untouched, len(des), entries)
 	}
 }
 
@@ -369,18 +376,8 @@ func TestOpenRefusesNonPartitionDir(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(logDir, "orders-0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a, err := produce.Open(logDir, produce.Options{})
-	if err == nil {
-		a.Close()
-		t.Fatal("Open of a log dir succeeded")
-	}
-	if !errors.Is(err, produce.ErrNotPartitionDir) || !strings.Contains(err.Error(), logDir) {
-		t.Errorf("error %q, want ErrNotPartitionDir naming the directory", err)
-	}
-	if des, _ := os.ReadDir(logDir); len(des) != 2 {
-		t.Errorf("the log dir holds %d entries, want its 2", len(des))
-	}
-	a, err = produce.Open(filepath.Join(logDir, "orders-0"), produce.Options{})
+	wantOpenRefused(t, logDir, produce.ErrNotPartitionDir, logDir, 2)
+	a, err := produce.Open(filepath.Join(logDir, "orders-0"), produce.Options{})
 	if err != nil {
 		t.Fatalf("Open of an empty directory: %v", err)
 	}

@@ -38,9 +38,9 @@ func (f *FileReport) AppendText(b []byte) []byte {
 		}
 		switch f.Kind {
 		case "log", "checkpoint":
-			b = append(b, plural(f.Batches, "batch", "batches")+", "+plural(f.Records, "record", "records")+", "...)
+			b = append(b, Plural(f.Batches, "batch", "batches")+", "+Plural(f.Records, "record", "records")+", "...)
 		case "index", "timeindex", "txnindex", "snapshot", "leader-epoch-checkpoint", "offset-checkpoint":
-			b = append(b, plural(f.Records, "entry", "entries")+", "...)
+			b = append(b, Plural(f.Records, "entry", "entries")+", "...)
 		}
 		b = strconv.AppendInt(b, f.Bytes, 10)
 		b = append(b, " bytes)"...)
@@ -128,25 +128,27 @@ func (s *Summary) WriteText(w io.Writer, elapsed time.Duration, stopped bool) er
 	default:
 		b = append(b, "verified "...)
 	}
-	b = append(b, plural(s.Files, "file", "files")+": "+plural(s.Batches, "batch", "batches")+", "+
-		plural(s.Records, "record", "records")+", "+plural(s.Bytes, "byte", "bytes")...)
+	b = append(b, Plural(s.Files, "file", "files")+": "+Plural(s.Batches, "batch", "batches")+", "+
+		Plural(s.Records, "record", "records")+", "+Plural(s.Bytes, "byte", "bytes")...)
 	if s.Bytes >= 1024 {
 		// The human form only says something from 1 KiB on, as in the tables.
 		b = append(b, " ("+humanBytes(s.Bytes)+")"...)
 	}
-	b = append(b, ", "+plural(int64(s.Problems), "problem", "problems")...)
+	b = append(b, ", "+Plural(int64(s.Problems), "problem", "problems")...)
 	if s.IOErrors > 0 {
-		b = append(b, ", "+plural(int64(s.IOErrors), "unreadable file", "unreadable files")...)
+		b = append(b, ", "+Plural(int64(s.IOErrors), "unreadable file", "unreadable files")...)
 	}
 	if s.Ignored > 0 {
-		b = append(b, ", "+plural(int64(s.Ignored), "file", "files")+" ignored (not Kafka files)"...)
+		b = append(b, ", "+Plural(int64(s.Ignored), "file", "files")+" ignored (not Kafka files)"...)
 	}
 	b = append(b, " in "+strconv.FormatFloat(elapsed.Seconds(), 'f', 1, 64)+"s\n"...)
 	_, err := w.Write(b)
 	return err
 }
 
-func plural(n int64, one, many string) string {
+// Plural is n with the noun for it: "1 batch", "2 batches" (the summary
+// lines of verify and of klog ls).
+func Plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
