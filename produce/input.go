@@ -87,8 +87,8 @@ type Feed struct {
 // input has nothing more to read at once (before a read that would wait),
 // so that a record a console producer was given is not held back: a batch
 // is acknowledged only once it and its index entries are in the files.
-// Lines are copied into one buffer per batch: nothing is allocated per
-// line.
+// Lines are slices of one read buffer (copied out only when the buffer
+// moves under a batch not yet staged): nothing is allocated per line.
 func (f *Feed) Run(ctx context.Context, a *Appender, r io.Reader, sent func(Result)) error {
 	maxRecs := max(1, f.MaxRecords)
 	batch := f.Template
